@@ -207,14 +207,14 @@ class Plan(BaseModel):
 
     def frontier(self, done: Iterable[str] | None = None) -> list[str]:
         """F(t): pending nodes whose deps are all done (root counts as done unless a call)."""
-        done_set = set(done) if done is not None else {n.id for n in self.nodes if n.status == "done"}
+        done_set = (
+            set(done) if done is not None else {n.id for n in self.nodes if n.status == "done"}
+        )
         root = self.get(ROOT)
         if root is not None and not root.is_call:
             done_set.add(ROOT)
         out = [
-            n.id
-            for n in self.nodes
-            if n.id not in done_set and all(d in done_set for d in n.deps)
+            n.id for n in self.nodes if n.id not in done_set and all(d in done_set for d in n.deps)
         ]
         return sorted(out, key=_id_key)
 
@@ -418,7 +418,9 @@ def _validate(nodes: list[PlanNode], thought: str) -> Plan | ParseFailure:
     seen: set[str] = set()
     for n in nodes:
         if n.id in seen:
-            return ParseFailure(code="duplicate_id", reason=f"duplicate node id {n.id!r}", thought=thought)
+            return ParseFailure(
+                code="duplicate_id", reason=f"duplicate node id {n.id!r}", thought=thought
+            )
         seen.add(n.id)
     for n in nodes:
         for d in n.deps:

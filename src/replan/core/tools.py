@@ -244,10 +244,9 @@ class ToolSpec(BaseModel):
         for part in path:
             if not isinstance(schema, Mapping):
                 return None
-            if schema.get("type") == "array" or "items" in schema:
-                if part.isdigit() and isinstance(schema.get("items"), Mapping):
-                    schema = schema["items"]
-                    continue
+            if part.isdigit() and isinstance(schema.get("items"), Mapping):
+                schema = schema["items"]
+                continue
             props = schema.get("properties")
             if not isinstance(props, Mapping) or part not in props:
                 return None

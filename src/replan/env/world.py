@@ -68,7 +68,9 @@ class WorldState:
     def to_dict(self) -> dict[str, Any]:
         return {
             "version": self.version,
-            "collections": {c: {k: dict(v) for k, v in r.items()} for c, r in self.collections.items()},
+            "collections": {
+                c: {k: dict(v) for k, v in r.items()} for c, r in self.collections.items()
+            },
         }
 
     @classmethod
@@ -96,7 +98,9 @@ class ToolContext:
     def rng(self) -> random.Random:
         """A generator seeded by (world seed, tool, canonical args, state version)."""
         if self._rng is None:
-            self._rng = random.Random(stable_seed(self.seed, self.tool, self.args, self.state.version))
+            self._rng = random.Random(
+                stable_seed(self.seed, self.tool, self.args, self.state.version)
+            )
         return self._rng
 
     def new_id(self, prefix: str) -> str:
@@ -370,7 +374,9 @@ class World:
         except InvalidValue:
             raise
         except Exception as exc:
-            raise RuntimeError(f"tool {spec.name!r} crashed on {canonical_json(args)}: {exc!r}") from exc
+            raise RuntimeError(
+                f"tool {spec.name!r} crashed on {canonical_json(args)}: {exc!r}"
+            ) from exc
 
     @staticmethod
     def apply_effects(
@@ -384,9 +390,12 @@ class World:
             if eff.op == "create":
                 key = _arg_value("$output." + eff.key, args, output)
                 if key is _MISSING:
-                    raise RuntimeError(f"{spec.name}: output has no field {eff.key!r} to key a record")
+                    raise RuntimeError(
+                        f"{spec.name}: output has no field {eff.key!r} to key a record"
+                    )
                 col[str(key)] = {
-                    k: v for k, v in ((k, _arg_value(v, args, output)) for k, v in eff.fields.items())
+                    k: v
+                    for k, v in ((k, _arg_value(v, args, output)) for k, v in eff.fields.items())
                     if v is not _MISSING
                 }
             else:

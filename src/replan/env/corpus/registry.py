@@ -39,7 +39,7 @@ class AlternativeGroup:
         return tuple(t for chain in self.members for t in chain)
 
 
-class s:  # noqa: N801 - a namespace of schema builders, read as `s.string(...)`
+class s:  # a namespace of schema builders, read as `s.string(...)`
     """Schema builders. ``kind`` becomes ``x-kind``; ``desc`` becomes ``description``."""
 
     @staticmethod

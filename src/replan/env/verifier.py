@@ -1,0 +1,440 @@
+"""Static plan verification: the checks a planner can act on before anything runs.
+
+Used by the Dual-Loop design (its verifier node) and by the prefix scorer and the ParaRecover
+audit. For every call node: the tool exists; argument names and values fit the schema;
+references point at an existing node that is an ancestor (otherwise a missing dependency, or a
+parallelism error when both nodes would run in the same wave), at a field the producer's output
+schema declares, with a type that fits; preconditions hold when the plan's effects are simulated
+in topological order. Plan-level: a dependency that carries no data (a Serial_Error candidate),
+a dependency on the wrong node, and duplicate pending calls.
+
+Real plans often refer to earlier results in words (``"task3 result"``, ``"1的结果"``,
+``"output_of_task2"``); :func:`textual_references` reads those so that a missing or wrong
+dependency can be told apart from a correct one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from difflib import SequenceMatcher
+from typing import Any
+
+import networkx as nx
+
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, iter_references
+from replan.core.taxonomy import VerdictCode
+from replan.core.tools import ToolSpec, canonical_json
+from replan.core.trace import Finding
+from replan.env.world import World
+
+_TEXT_REF_PATTERNS = [
+    re.compile(r"(?:task|node|step|任务|节点|步骤)\s*[_#:\-]?\s*(\d+(?:\.\d+)*)", re.I),
+    re.compile(r"(?:output|result|outcome)s?\s*(?:of|from)\s*(\d+(?:\.\d+)*)", re.I),
+    re.compile(r"(?<![\d.])(\d+(?:\.\d+)*)\s*(?:的|中)"),
+]
+
+
+def textual_references(value: Any, known_ids: Iterable[str]) -> set[str]:
+    """Node ids that ``value`` mentions in words (only ids the plan really has)."""
+    known = set(known_ids)
+    found: set[str] = set()
+    if isinstance(value, str):
+        for pat in _TEXT_REF_PATTERNS:
+            for m in pat.finditer(value):
+                if m.group(1) in known:
+                    found.add(m.group(1))
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            found |= textual_references(v, known)
+    elif isinstance(value, list):
+        for v in value:
+            found |= textual_references(v, known)
+    return found
+
+
+_TYPE_OK = {
+    ("integer", "number"),
+    ("integer", "integer"),
+}
+
+
+def _types(schema: Mapping[str, Any] | None) -> set[str] | None:
+    if not schema:
+        return None
+    t = schema.get("type")
+    if t is None:
+        if "enum" in schema:
+            return {type(v).__name__.replace("str", "string") for v in schema["enum"]}
+        return None
+    return set(t) if isinstance(t, list) else {t}
+
+
+def types_compatible(produced: Mapping[str, Any] | None, wanted: Mapping[str, Any] | None) -> bool:
+    """Whether a value of schema ``produced`` can fill a parameter of schema ``wanted``."""
+    pt, wt = _types(produced), _types(wanted)
+    if pt is None or wt is None:
+        return True
+    return any(p == w or (p, w) in _TYPE_OK for p in pt for w in wt)
+
+
+def node_args(node: PlanNode, spec: ToolSpec | None) -> dict[str, Any]:
+    """Named arguments of a node, binding a positional list onto the tool's parameters."""
+    if node.positional is not None and spec is not None:
+        return {**spec.bind_positional(node.positional), **node.args}
+    if node.positional is not None:
+        return {**{f"_arg{i}": v for i, v in enumerate(node.positional)}, **node.args}
+    return dict(node.args)
+
+
+_UNKNOWN = object()
+
+
+class _SymbolicState:
+    """World records plus records the plan's effects create, keyed by literal or reference."""
+
+    def __init__(self, world: World | None):
+        self.known_literals = world is not None
+        self.cols: dict[str, dict[str, dict[str, Any]]] = {}
+        if world is not None:
+            for c, recs in world.state.collections.items():
+                self.cols[c] = {k: dict(v) for k, v in recs.items()}
+
+    def get(self, col: str, key: str) -> dict[str, Any] | None:
+        return self.cols.get(col, {}).get(key)
+
+
+def _key_of(value: Any, known_ids: list[str]) -> tuple[str, bool]:
+    """Symbolic key for a precondition argument: (key, is_reference)."""
+    ref = exact_reference(value, known_ids)
+    if ref is not None:
+        return "${" + ".".join([ref.node, *ref.path]) + "}", True
+    return str(value), False
+
+
+def verify(
+    plan: Plan,
+    tools: Mapping[str, ToolSpec] | Iterable[ToolSpec],
+    world: World | None = None,
+) -> list[Finding]:
+    """Findings for ``plan`` against ``tools``; an empty list means the plan verifies clean.
+
+    ``world`` (optional) is the state in which the plan's *pending* nodes will run: literal ids
+    are then checked against its records. Nodes already ``done`` are assumed applied.
+    """
+    specs = dict(tools) if isinstance(tools, Mapping) else {t.name: t for t in tools}
+    ids = plan.ids
+    g = plan.graph()
+    ancestors = {n: nx.ancestors(g, n) for n in ids}
+    layer_of = {nid: i for i, layer in enumerate(plan.layers()) for nid in layer}
+    findings: list[Finding] = []
+
+    def add(
+        node: str,
+        code: VerdictCode,
+        message: str,
+        param: str | None = None,
+        severity: str = "error",
+    ) -> None:
+        findings.append(
+            Finding(
+                node=node,
+                code=code,
+                error_type=code.error_type,
+                param=param,
+                message=message,
+                severity=severity,
+            )
+        )  # type: ignore[arg-type]
+
+    order = [nid for layer in plan.layers() for nid in layer]
+    nodes = {n.id: n for n in plan.nodes}
+    sym = _SymbolicState(world)
+    seen_calls: dict[str, str] = {}
+
+    for nid in order:
+        node = nodes[nid]
+        if not node.is_call:
+            continue
+        spec = specs.get(node.tool or "")
+        if spec is None:
+            add(
+                nid,
+                VerdictCode.UNKNOWN_TOOL,
+                f"node {nid} calls {node.tool!r}, which is not an available tool; "
+                f"choose one of {sorted(specs)[:12]}",
+            )
+            continue
+        args = node_args(node, spec)
+        referenced: set[str] = set()
+        bad_names: set[str] = set()
+        if node.positional is not None:
+            add(
+                nid,
+                VerdictCode.UNKNOWN_PARAM,
+                f"node {nid}: arguments of {spec.name} are a bare list; give them as an object "
+                f"keyed by parameter name ({list(spec.param_names)})",
+            )
+        if not node.deps and nid != ROOT:
+            add(
+                nid,
+                VerdictCode.DEPENDENCY_MISSING,
+                f"node {nid} depends on nothing; every node depends at least on root or on the "
+                "nodes whose results it needs",
+            )
+        unknown = [k for k in args if k not in spec.param_names]
+        missing = [r for r in spec.parameters["required"] if r not in args]
+        renamed = _pair_renames(unknown, missing)
+        for key in unknown:
+            bad_names.add(key)
+            hint = (
+                f"; did you mean {renamed[key]!r}?"
+                if key in renamed
+                else f"; its parameters are {list(spec.param_names)}"
+            )
+            add(
+                nid,
+                VerdictCode.UNKNOWN_PARAM,
+                f"node {nid}: {spec.name} has no parameter {key!r}{hint}",
+                param=key,
+            )
+        for req in missing:
+            if req not in renamed.values():
+                add(
+                    nid,
+                    VerdictCode.MISSING_PARAM,
+                    f"node {nid}: {spec.name} needs the required parameter {req!r}",
+                    param=req,
+                )
+        for key, value in args.items():
+            if key in bad_names:
+                referenced |= {r.node for r in iter_references(value, ids)}
+                referenced |= textual_references(value, ids) - {nid}
+                continue
+            pschema = spec.param_schema(key)
+            refs = list(iter_references(value, ids))
+            exact = exact_reference(value, ids)
+            for ref in refs:
+                referenced.add(ref.node)
+                if ref.node not in nodes:
+                    add(
+                        nid,
+                        VerdictCode.MISSING_CALL,
+                        f"node {nid}.{key} uses {ref}, but the plan has no node {ref.node!r}: "
+                        "add the call that produces it",
+                        param=key,
+                    )
+                    continue
+                if ref.node not in ancestors[nid]:
+                    _missing_dep(add, nid, ref.node, key, layer_of)
+                producer = nodes[ref.node]
+                pspec = specs.get(producer.tool or "")
+                if pspec is not None and ref.path and pspec.returns.get("properties"):
+                    fschema = pspec.output_field_schema(ref.path)
+                    if fschema is None:
+                        add(
+                            nid,
+                            VerdictCode.UNBOUND_REFERENCE,
+                            f"node {nid}.{key} uses {ref}, but {pspec.name} returns no field "
+                            f"{'.'.join(ref.path)!r}",
+                            param=key,
+                        )
+                    elif exact is not None and not types_compatible(fschema, pschema):
+                        add(
+                            nid,
+                            VerdictCode.TYPE_MISMATCH,
+                            f"node {nid}.{key} expects {pschema.get('type') if pschema else '?'}"
+                            f" but {ref} is {fschema.get('type')}",
+                            param=key,
+                        )
+            if not refs:
+                if isinstance(value, str) and value.strip() in spec.param_names:
+                    add(
+                        nid,
+                        VerdictCode.MISSING_PARAM,
+                        f"node {nid}.{key} holds the placeholder {value!r}, not a value: "
+                        "provide the actual value or reference the node that produces it",
+                        param=key,
+                    )
+                    continue
+                res = spec.check_value(key, value)
+                if not res.ok:
+                    add(nid, res.code, f"node {nid}: {res.message}", param=key)
+                for other in textual_references(value, ids) - {nid}:
+                    referenced.add(other)
+                    if other not in ancestors[nid]:
+                        _missing_dep(add, nid, other, key, layer_of)
+            elif exact is None and not isinstance(value, str) and pschema:
+                pass  # structured value with embedded references: types known only at run time
+            elif exact is None and "string" not in (_types(pschema) or {"string"}):
+                add(
+                    nid,
+                    VerdictCode.TYPE_MISMATCH,
+                    f"node {nid}.{key} expects {pschema.get('type')}, but gets text with an "
+                    "embedded reference",
+                    param=key,
+                )
+        # dependencies that carry no data
+        for dep in node.deps:
+            if dep in (ROOT,) or dep in referenced:
+                continue
+            dep_node = nodes.get(dep)
+            if dep_node is None or _orders_state(specs.get(dep_node.tool or ""), spec):
+                continue
+            missing = [r for r in referenced if r in nodes and r not in ancestors[nid]]
+            if missing:
+                add(
+                    nid,
+                    VerdictCode.WRONG_DEPENDENCY,
+                    f"node {nid} depends on {dep}, whose output it never uses, but not on "
+                    f"{missing[0]}, whose output it uses: depend on {missing[0]} instead",
+                )
+            else:
+                add(
+                    nid,
+                    VerdictCode.UNNEEDED_DEPENDENCY,
+                    f"node {nid} waits for {dep} but uses none of its output; drop the "
+                    "dependency so they can run in parallel",
+                    severity="warning",
+                )
+        # preconditions against the simulated state
+        if node.status != "done":
+            _check_preconditions(add, sym, nid, spec, args, ids)
+            _apply_effects(sym, nid, spec, args, ids)
+        # duplicate pending calls
+        sig = canonical_json([spec.name, args])
+        if node.status == "pending" and sig in seen_calls:
+            add(
+                nid,
+                VerdictCode.REDUNDANT_CALL,
+                f"node {nid} repeats node {seen_calls[sig]} (same tool, same arguments)",
+                severity="warning",
+            )
+        elif node.status == "pending":
+            seen_calls[sig] = nid
+    return findings
+
+
+def _pair_renames(unknown: list[str], missing: list[str]) -> dict[str, str]:
+    """Unknown argument names that are near-misses of a missing required one (a rename)."""
+    out: dict[str, str] = {}
+    free = list(missing)
+    for u in unknown:
+        best = max(free, key=lambda m: SequenceMatcher(None, u, m).ratio(), default=None)
+        if best is not None and SequenceMatcher(None, u, best).ratio() >= 0.6:
+            out[u] = best
+            free.remove(best)
+    return out
+
+
+def _missing_dep(add: Any, nid: str, producer: str, key: str, layer_of: dict[str, int]) -> None:
+    if layer_of.get(producer) == layer_of.get(nid):
+        add(
+            nid,
+            VerdictCode.PARALLEL_CONFLICT,
+            f"node {nid} needs the output of {producer} (in {key!r}) but would run in parallel "
+            f"with it; add {producer} to its dependencies",
+            param=key,
+        )
+    else:
+        add(
+            nid,
+            VerdictCode.DEPENDENCY_MISSING,
+            f"node {nid} uses the output of {producer} (in {key!r}) but does not depend on it; "
+            f"add {producer} to its dependencies",
+            param=key,
+        )
+
+
+def _orders_state(producer: ToolSpec | None, consumer: ToolSpec) -> bool:
+    """A dependency carries state when the producer's effects touch what the consumer needs."""
+    if producer is None:
+        return False
+    touched = {e.collection for e in producer.effects}
+    needed = {p.collection for p in consumer.preconditions} | {
+        e.collection for e in consumer.effects
+    }
+    return bool(touched & needed)
+
+
+def _check_preconditions(
+    add: Any, sym: _SymbolicState, nid: str, spec: ToolSpec, args: dict[str, Any], ids: list[str]
+) -> None:
+    for pre in spec.preconditions:
+        if pre.arg not in args:
+            continue
+        key, is_ref = _key_of(args[pre.arg], ids)
+        if not is_ref and not sym.known_literals:
+            continue
+        rec = sym.get(pre.collection, key)
+        if rec is None:
+            if is_ref:
+                msg = (
+                    f"node {nid}: {pre.arg}={args[pre.arg]} does not name a {pre.collection} "
+                    "record any earlier node creates"
+                )
+            else:
+                msg = f"node {nid}: no {pre.collection} record {key!r} exists ({pre.arg})"
+            add(
+                nid,
+                VerdictCode.PRECONDITION_FAILED,
+                msg + (f" — {pre.description}" if pre.description else ""),
+                param=pre.arg,
+            )
+            continue
+        if pre.kind == "field_equals":
+            got = rec.get(pre.field or "", _UNKNOWN)
+            if got is not _UNKNOWN and got != pre.value:
+                add(
+                    nid,
+                    VerdictCode.PRECONDITION_FAILED,
+                    f"node {nid}: {pre.collection} {key} has {pre.field}={got!r}, needs "
+                    f"{pre.value!r}" + (f" — {pre.description}" if pre.description else ""),
+                    param=pre.arg,
+                )
+
+
+def _apply_effects(
+    sym: _SymbolicState, nid: str, spec: ToolSpec, args: dict[str, Any], ids: list[str]
+) -> None:
+    for eff in spec.effects:
+        col = sym.cols.setdefault(eff.collection, {})
+        fields: dict[str, Any] = {}
+        for k, v in eff.fields.items():
+            if isinstance(v, str) and v.startswith("$arg."):
+                val = args.get(v[5:], _UNKNOWN)
+                fields[k] = _UNKNOWN if exact_reference(val, ids) or val is _UNKNOWN else val
+            elif isinstance(v, str) and v.startswith("$output."):
+                fields[k] = _UNKNOWN
+            else:
+                fields[k] = v
+        if eff.op == "create":
+            col["${" + nid + "." + eff.key + "}"] = {
+                k: v for k, v in fields.items() if v is not _UNKNOWN
+            } | {k: _UNKNOWN for k, v in fields.items() if v is _UNKNOWN}
+        elif eff.key in args:
+            key, _ = _key_of(args[eff.key], ids)
+            if eff.op == "delete":
+                col.pop(key, None)
+            elif key in col:
+                col[key] = {**col[key], **fields}
+
+
+def verify_text(
+    text: str, tools: Mapping[str, ToolSpec] | Iterable[ToolSpec], world: World | None = None
+) -> tuple[Plan | None, list[Finding], str | None]:
+    """Parse then verify; returns (plan or None, findings, parse failure reason or None)."""
+    parsed = Plan.parse(text)
+    if not parsed:
+        return None, [], parsed.reason  # type: ignore[union-attr]
+    return parsed, verify(parsed, tools, world), None  # type: ignore[arg-type]
+
+
+__all__ = [
+    "RESPONSE",
+    "node_args",
+    "textual_references",
+    "types_compatible",
+    "verify",
+    "verify_text",
+]
