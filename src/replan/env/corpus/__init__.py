@@ -61,8 +61,10 @@ def load_corpus() -> Corpus:
             if name not in reg.tools:
                 raise ValueError(f"group {gid!r} names unknown tool {name!r}")
             if reg.tools[name].group != gid:
-                raise ValueError(f"tool {name!r} is in group {gid!r} but declares group "
-                                 f"{reg.tools[name].group!r}")
+                raise ValueError(
+                    f"tool {name!r} is in group {gid!r} but declares group "
+                    f"{reg.tools[name].group!r}"
+                )
     return Corpus(
         tools=dict(reg.tools),
         groups=dict(reg.groups),

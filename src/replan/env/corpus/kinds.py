@@ -38,30 +38,70 @@ def kind(name: str, description: str, examples: list[Any] | tuple[Any, ...] = ()
 
 
 # -- the shared vocabulary (domain modules add their own) -----------------------------------
-CITY = kind("city", "a city name", ["Lisbon", "Osaka", "Denver", "Nairobi", "Montreal", "Krakow",
-                                   "Auckland", "Valparaiso", "Tallinn", "Hanoi", "Porto", "Austin"])
-COUNTRY = kind("country", "an ISO 3166 alpha-2 country code",
-               ["PT", "JP", "US", "KE", "CA", "PL", "NZ", "CL", "EE", "VN", "DE", "FR"])
-DATE = kind("date", "a calendar date, YYYY-MM-DD",
-            ["2026-12-03", "2026-12-10", "2027-01-14", "2027-02-02", "2027-03-19", "2027-04-08"])
+CITY = kind(
+    "city",
+    "a city name",
+    [
+        "Lisbon",
+        "Osaka",
+        "Denver",
+        "Nairobi",
+        "Montreal",
+        "Krakow",
+        "Auckland",
+        "Valparaiso",
+        "Tallinn",
+        "Hanoi",
+        "Porto",
+        "Austin",
+    ],
+)
+COUNTRY = kind(
+    "country",
+    "an ISO 3166 alpha-2 country code",
+    ["PT", "JP", "US", "KE", "CA", "PL", "NZ", "CL", "EE", "VN", "DE", "FR"],
+)
+DATE = kind(
+    "date",
+    "a calendar date, YYYY-MM-DD",
+    ["2026-12-03", "2026-12-10", "2027-01-14", "2027-02-02", "2027-03-19", "2027-04-08"],
+)
 TIME = kind("time", "a time of day, HH:MM", ["09:00", "10:30", "13:00", "15:45", "17:15"])
-EMAIL = kind("email", "an e-mail address",
-             ["ana.silva@example.org", "kenji.mori@example.jp", "dana.reyes@example.com",
-              "wanjiru.k@example.co.ke", "luc.tremblay@example.ca"])
-PERSON = kind("person_name", "a person's full name",
-              ["Ana Silva", "Kenji Mori", "Dana Reyes", "Wanjiru Kamau", "Luc Tremblay",
-               "Marta Nowak"])
+EMAIL = kind(
+    "email",
+    "an e-mail address",
+    [
+        "ana.silva@example.org",
+        "kenji.mori@example.jp",
+        "dana.reyes@example.com",
+        "wanjiru.k@example.co.ke",
+        "luc.tremblay@example.ca",
+    ],
+)
+PERSON = kind(
+    "person_name",
+    "a person's full name",
+    ["Ana Silva", "Kenji Mori", "Dana Reyes", "Wanjiru Kamau", "Luc Tremblay", "Marta Nowak"],
+)
 CURRENCY = kind("currency", "an ISO 4217 currency code", ["USD", "EUR", "JPY", "GBP", "CAD", "PLN"])
 USD = kind("usd_amount", "an amount of money in US dollars", [25.0, 120.0, 480.0, 1500.0, 9.99])
 MONEY = kind("money_amount", "an amount of money in some currency", [100.0, 250.5, 1200.0])
 COUNT = kind("count", "a small positive count", [1, 2, 3, 4, 5])
 PERCENT = kind("percentage", "a percentage between 0 and 100", [5.0, 12.5, 20.0, 33.0])
-TEXT = kind("text", "free text written by the user",
-            ["Quarterly numbers look good.", "Please confirm by Friday.", "Running ten minutes late."])
+TEXT = kind(
+    "text",
+    "free text written by the user",
+    ["Quarterly numbers look good.", "Please confirm by Friday.", "Running ten minutes late."],
+)
 URL = kind("url", "a web address", ["https://example.org/report", "https://example.com/menu"])
-LANGUAGE = kind("language", "an ISO 639-1 language code", ["en", "pt", "ja", "es", "fr", "de", "pl"])
+LANGUAGE = kind(
+    "language", "an ISO 639-1 language code", ["en", "pt", "ja", "es", "fr", "de", "pl"]
+)
 TEMPERATURE = kind("temperature_c", "a temperature in degrees Celsius", [18.0, 20.5, 22.0, 24.0])
 DURATION = kind("duration_min", "a duration in minutes", [15, 30, 45, 60, 90])
-ADDRESS = kind("address", "a street address",
-               ["12 Rua Augusta, Lisbon", "3-1 Umeda, Osaka", "400 Larimer St, Denver"])
+ADDRESS = kind(
+    "address",
+    "a street address",
+    ["12 Rua Augusta, Lisbon", "3-1 Umeda, Osaka", "400 Larimer St, Denver"],
+)
 PHONE = kind("phone", "an E.164 phone number", ["+351211234567", "+81661234567", "+13035550123"])

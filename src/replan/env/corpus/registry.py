@@ -55,22 +55,46 @@ class s:  # a namespace of schema builders, read as `s.string(...)`
         return out
 
     @staticmethod
-    def string(desc: str = "", kind: str | None = None, *, pattern: str | None = None,
-               fmt: str | None = None, min_len: int | None = None,
-               max_len: int | None = None) -> dict[str, Any]:
-        return s._base("string", desc, kind, pattern=pattern, format=fmt,
-                       minLength=min_len, maxLength=max_len)
+    def string(
+        desc: str = "",
+        kind: str | None = None,
+        *,
+        pattern: str | None = None,
+        fmt: str | None = None,
+        min_len: int | None = None,
+        max_len: int | None = None,
+    ) -> dict[str, Any]:
+        return s._base(
+            "string", desc, kind, pattern=pattern, format=fmt, minLength=min_len, maxLength=max_len
+        )
 
     @staticmethod
-    def integer(desc: str = "", kind: str | None = None, *, minimum: int | None = None,
-                maximum: int | None = None) -> dict[str, Any]:
+    def integer(
+        desc: str = "",
+        kind: str | None = None,
+        *,
+        minimum: int | None = None,
+        maximum: int | None = None,
+    ) -> dict[str, Any]:
         return s._base("integer", desc, kind, minimum=minimum, maximum=maximum)
 
     @staticmethod
-    def number(desc: str = "", kind: str | None = None, *, minimum: float | None = None,
-               maximum: float | None = None, exclusive_minimum: float | None = None) -> dict[str, Any]:
-        return s._base("number", desc, kind, minimum=minimum, maximum=maximum,
-                       exclusiveMinimum=exclusive_minimum)
+    def number(
+        desc: str = "",
+        kind: str | None = None,
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        exclusive_minimum: float | None = None,
+    ) -> dict[str, Any]:
+        return s._base(
+            "number",
+            desc,
+            kind,
+            minimum=minimum,
+            maximum=maximum,
+            exclusiveMinimum=exclusive_minimum,
+        )
 
     @staticmethod
     def boolean(desc: str = "", kind: str | None = None) -> dict[str, Any]:
@@ -90,15 +114,31 @@ class s:  # a namespace of schema builders, read as `s.string(...)`
         return s._base("string", desc, kind, format="email")
 
     @staticmethod
-    def array(items: dict[str, Any], desc: str = "", kind: str | None = None, *,
-              min_items: int | None = None, max_items: int | None = None) -> dict[str, Any]:
+    def array(
+        items: dict[str, Any],
+        desc: str = "",
+        kind: str | None = None,
+        *,
+        min_items: int | None = None,
+        max_items: int | None = None,
+    ) -> dict[str, Any]:
         return s._base("array", desc, kind, items=items, minItems=min_items, maxItems=max_items)
 
     @staticmethod
-    def obj(properties: dict[str, dict[str, Any]], desc: str = "", kind: str | None = None, *,
-            required: list[str] | None = None) -> dict[str, Any]:
-        return s._base("object", desc, kind, properties=properties,
-                       required=required if required is not None else list(properties))
+    def obj(
+        properties: dict[str, dict[str, Any]],
+        desc: str = "",
+        kind: str | None = None,
+        *,
+        required: list[str] | None = None,
+    ) -> dict[str, Any]:
+        return s._base(
+            "object",
+            desc,
+            kind,
+            properties=properties,
+            required=required if required is not None else list(properties),
+        )
 
 
 def tool(
