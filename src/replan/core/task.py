@@ -43,6 +43,7 @@ class RequiredRecord(BaseModel):
 
     collection: str
     where: dict[str, Any] = Field(default_factory=dict)
+    mention_key: bool = False  # the answer must state the record's id (e.g. a booking code)
 
 
 class Checker(BaseModel):
@@ -53,7 +54,7 @@ class Checker(BaseModel):
     """
 
     required_records: list[RequiredRecord] = Field(default_factory=list)
-    required_facts: list[str] = Field(default_factory=list)
+    required_facts: list[Any] = Field(default_factory=list)
     graceful: bool = False
     forbidden_after_failure: list[str] = Field(default_factory=list)
     failure_words: list[str] = Field(
