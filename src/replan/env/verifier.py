@@ -168,6 +168,7 @@ def verify(
         args = node_args(node, spec)
         referenced: set[str] = set()
         bad_names: set[str] = set()
+        missing_refs: dict[str, str] = {}  # producer used but not an ancestor -> parameter
         if node.positional is not None:
             add(
                 nid,
@@ -226,7 +227,7 @@ def verify(
                     )
                     continue
                 if ref.node not in ancestors[nid]:
-                    _missing_dep(add, nid, ref.node, key, layer_of)
+                    missing_refs.setdefault(ref.node, key)
                 producer = nodes[ref.node]
                 pspec = specs.get(producer.tool or "")
                 if pspec is not None and ref.path and pspec.returns.get("properties"):
@@ -263,7 +264,7 @@ def verify(
                 for other in textual_references(value, ids) - {nid}:
                     referenced.add(other)
                     if other not in ancestors[nid]:
-                        _missing_dep(add, nid, other, key, layer_of)
+                        missing_refs.setdefault(other, key)
             elif exact is None and not isinstance(value, str) and pschema:
                 pass  # structured value with embedded references: types known only at run time
             elif exact is None and "string" not in (_types(pschema) or {"string"}):
@@ -281,13 +282,14 @@ def verify(
             dep_node = nodes.get(dep)
             if dep_node is None or _orders_state(specs.get(dep_node.tool or ""), spec):
                 continue
-            missing = [r for r in referenced if r in nodes and r not in ancestors[nid]]
-            if missing:
+            wrong_for = next((r for r in sorted(missing_refs) if r in nodes), None)
+            if wrong_for is not None:
+                missing_refs.pop(wrong_for)
                 add(
                     nid,
                     VerdictCode.WRONG_DEPENDENCY,
                     f"node {nid} depends on {dep}, whose output it never uses, but not on "
-                    f"{missing[0]}, whose output it uses: depend on {missing[0]} instead",
+                    f"{wrong_for}, whose output it uses: depend on {wrong_for} instead",
                 )
             else:
                 add(
@@ -297,6 +299,8 @@ def verify(
                     "dependency so they can run in parallel",
                     severity="warning",
                 )
+        for producer, key in missing_refs.items():
+            _missing_dep(add, nid, producer, key, layer_of)
         # preconditions against the simulated state
         if node.status != "done":
             _check_preconditions(add, sym, nid, spec, args, ids)
