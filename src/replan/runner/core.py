@@ -1,0 +1,282 @@
+"""The experiment runner: episodes × designs × models × seeds, concurrently, resumable.
+
+Each job is one episode. The local backend runs jobs as asyncio tasks under a semaphore (model
+calls and tools are the only waits); another backend (Ray) plugs in through :class:`Backend`.
+Every finished episode is scored and committed to the results store at once, so a killed run
+loses only the episodes in flight and rerunning the same command skips what is done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from replan.core.task import Task
+from replan.core.trace import EndReason, Episode
+from replan.runner.store import FeedbackRow, ResultsStore, episode_key
+
+DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
+DEFAULT_MODEL = "simulated:competent"
+
+
+@dataclass
+class RunConfig:
+    """Everything that defines an experiment (and so its id, which resume relies on)."""
+
+    suite: str = "toolmaze"
+    agents: list[str] = field(default_factory=lambda: list(DEFAULT_DESIGNS))
+    models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
+    seeds: int = 1
+    limit: int | None = None
+    filter: list[str] = field(default_factory=list)  # e.g. ["C2", "P3"]
+    per_cell: int = 3  # stratified default subset: tasks per C × P cell
+    prompt: str = "standard"  # or "hint" (ToolMaze's failure-aware prompt)
+    suite_options: dict[str, Any] = field(default_factory=dict)
+    budgets: dict[str, Any] = field(default_factory=dict)
+    concurrency: int = 4
+    base_url: str | None = None
+    agent_factory: str | None = None  # "module:function" for a user agent
+
+    def experiment_id(self) -> str:
+        ident = {k: v for k, v in asdict(self).items() if k not in ("concurrency",)}
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Job:
+    task: Task
+    design: str
+    model: str
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return episode_key(self.task.task_id, self.design, self.model, self.seed)
+
+
+Worker = Callable[[Job], Awaitable[Episode]]
+
+
+class Backend(Protocol):
+    """Runs jobs and calls ``on_done(job, episode)`` as each finishes (in any order)."""
+
+    async def run(
+        self, jobs: Sequence[Job], worker: Worker, on_done: Callable[[Job, Episode], None]
+    ) -> None: ...
+
+
+class LocalBackend:
+    """asyncio tasks under a semaphore of ``concurrency``."""
+
+    def __init__(self, concurrency: int = 4):
+        self.concurrency = max(1, concurrency)
+
+    async def run(
+        self, jobs: Sequence[Job], worker: Worker, on_done: Callable[[Job, Episode], None]
+    ) -> None:
+        sem = asyncio.Semaphore(self.concurrency)
+
+        async def one(job: Job) -> None:
+            async with sem:
+                ep = await worker(job)
+            on_done(job, ep)
+
+        await asyncio.gather(*(one(j) for j in jobs))
+
+
+def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
+    """The record of an episode that could not run: kept, counted as a failure, never dropped."""
+    return Episode(
+        episode_id=job.key,
+        task_id=job.task.task_id,
+        suite=job.task.suite,
+        design=job.design,
+        model=job.model,
+        seed=job.seed,
+        mode=job.task.mode,
+        query=job.task.query,
+        end_reason=reason,
+        error=error,
+        success=False,
+    )
+
+
+def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
+    """Apply ``--filter`` (levels and/or modes), the stratified default subset and ``--limit``."""
+    levels = {f for f in cfg.filter if f.upper().startswith("C")}
+    modes = {f.upper() for f in cfg.filter if f.upper().startswith(("P", "NP"))}
+    out = [
+        t
+        for t in tasks
+        if (not levels or (t.level or "") in levels) and (not modes or t.mode in modes)
+    ]
+    if cfg.per_cell and cfg.limit is None and cfg.suite == "toolmaze":
+        cells: dict[tuple[str | None, str], list[Task]] = {}
+        for t in out:
+            cells.setdefault((t.level, t.mode), []).append(t)
+        out = [t for cell in sorted(cells, key=str) for t in cells[cell][: cfg.per_cell]]
+    if cfg.limit is not None:
+        out = out[: cfg.limit]
+    return out
+
+
+def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
+    designs = [cfg.agent_factory] if cfg.agent_factory else cfg.agents
+    return [
+        Job(t, d, m, s)
+        for m in cfg.models
+        for d in designs
+        for t in tasks
+        for s in range(cfg.seeds)
+    ]
+
+
+def model_label(spec: str, prompt: str) -> str:
+    return spec if prompt == "standard" else f"{spec}+{prompt}"
+
+
+async def run_job(job: Job, cfg: RunConfig) -> Episode:
+    """Run one episode; any failure becomes a stored failed episode naming the task."""
+    from replan.graphs import arun_episode
+    from replan.models import make_model
+
+    spec = job.model.split("+", 1)[0]
+    try:
+        model = make_model(spec, task=job.task, seed=job.seed, base_url=cfg.base_url)
+    except Exception as exc:  # a model that cannot even be built fails this episode only
+        return failed_episode(job, EndReason.MODEL_ERROR, f"{type(exc).__name__}: {exc}")
+    try:
+        faults = fault_injector(job.task)
+        if cfg.agent_factory:
+            from replan.graphs.custom import arun_compiled_agent
+
+            factory = load_factory(cfg.agent_factory)
+            ep = await arun_compiled_agent(factory, model, job.task, faults=faults, seed=job.seed)
+        else:
+            ep = await arun_episode(
+                job.design,
+                model,
+                job.task,
+                faults=faults,
+                seed=job.seed,
+                config=episode_config(cfg),
+            )
+    except Exception as exc:
+        tb = traceback.format_exc(limit=3)
+        return failed_episode(
+            job,
+            EndReason.CRASHED,
+            f"task {job.task.task_id}, design {job.design}: {type(exc).__name__}: {exc}\n{tb}",
+        )
+    return ep.model_copy(update={"model": job.model, "design": job.design, "episode_id": job.key})
+
+
+def episode_config(cfg: RunConfig) -> Any:
+    from replan.graphs import EpisodeConfig
+
+    return EpisodeConfig(hint=cfg.prompt == "hint", **cfg.budgets)
+
+
+def fault_injector(task: Task) -> Any:
+    if task.perturbation is None or task.mode == "NP":
+        return None
+    from replan.env.perturb import injector_for
+
+    return injector_for(task)
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """Import ``module:function`` (the user's ``make_agent(tools, model)``)."""
+    import importlib
+
+    mod_name, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--agent must look like module:function, got {spec!r}")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    return getattr(importlib.import_module(mod_name), attr)
+
+
+def score_rows(episode: Episode, task: Task) -> list[FeedbackRow]:
+    """Per-episode feedback rows from the evaluators."""
+    from replan.evaluators import score_episode
+
+    return [
+        FeedbackRow(
+            key=f.key, score=f.score, comment=f.comment or "", value=getattr(f, "value", None)
+        )
+        for f in score_episode(episode, task)
+    ]
+
+
+@dataclass
+class RunOutcome:
+    experiment_id: str
+    out_dir: Path
+    total: int
+    skipped: int
+    ran: int
+    failures: int
+    wall_s: float
+
+
+async def arun(
+    cfg: RunConfig,
+    out_dir: str | Path,
+    *,
+    tasks: Sequence[Task] | None = None,
+    backend: Backend | None = None,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> RunOutcome:
+    """Run (or resume) an experiment into ``out_dir``; returns counts."""
+    from replan.suites import load_suite
+
+    t0 = time.perf_counter()
+    store = ResultsStore(out_dir)
+    exp = cfg.experiment_id()
+    try:
+        if tasks is None:
+            tasks = load_suite(cfg.suite, **cfg.suite_options)
+        chosen = select_tasks(tasks, cfg)
+        store.ensure_experiment(exp, asdict(cfg))
+        store.save_tasks(chosen)
+        jobs = make_jobs(chosen, cfg)
+        done = store.done_keys()
+        todo = [j for j in jobs if j.key not in done]
+        counts = {"done": len(jobs) - len(todo), "failures": 0}
+        if progress:
+            progress(counts["done"], len(jobs), 0)
+
+        def on_done(job: Job, ep: Episode) -> None:
+            try:
+                rows = score_rows(ep, job.task)
+            except Exception as exc:  # scoring must never lose the episode
+                rows = [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))]
+            store.save_episode(exp, ep, rows, level=job.task.level)
+            counts["done"] += 1
+            counts["failures"] += int(ep.end_reason.value in ("model_error", "crashed", "timeout"))
+            if progress:
+                progress(counts["done"], len(jobs), counts["failures"])
+
+        await (backend or LocalBackend(cfg.concurrency)).run(
+            todo, lambda j: run_job(j, cfg), on_done
+        )
+        return RunOutcome(
+            exp,
+            Path(out_dir),
+            len(jobs),
+            len(jobs) - len(todo),
+            len(todo),
+            counts["failures"],
+            time.perf_counter() - t0,
+        )
+    finally:
+        store.close()
