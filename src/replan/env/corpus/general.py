@@ -21,16 +21,22 @@ from replan.core.tools import Effect, Precondition
 from replan.env.corpus.kinds import (
     ADDRESS,
     CITY,
+    CORPUS_NOW,
     COUNT,
     COUNTRY,
+    DISTANCE_KM,
     DURATION,
     LANGUAGE,
+    LATITUDE,
+    LONGITUDE,
     MONEY,
     PERCENT,
     PERSON,
     TEMPERATURE,
     TEXT,
     TIME,
+    TIMEZONE,
+    TRAVEL_MODE,
     URL,
     kind,
 )
@@ -38,26 +44,6 @@ from replan.env.corpus.registry import alternatives, initial_state, s, tool
 from replan.env.world import InvalidValue, ToolContext, WorldState
 
 # -- kinds --------------------------------------------------------------------------------------
-LATITUDE = kind("geo_latitude", "a latitude in decimal degrees (WGS 84)")
-LONGITUDE = kind("geo_longitude", "a longitude in decimal degrees (WGS 84)")
-TIMEZONE = kind(
-    "iana_timezone",
-    "an IANA time-zone id",
-    [
-        "Europe/Lisbon",
-        "Asia/Tokyo",
-        "America/Denver",
-        "Africa/Nairobi",
-        "America/Toronto",
-        "Europe/Warsaw",
-        "Pacific/Auckland",
-        "America/Santiago",
-        "Europe/Tallinn",
-        "Asia/Ho_Chi_Minh",
-        "America/Chicago",
-        "UTC",
-    ],
-)
 UTC_TS = kind(
     "utc_timestamp",
     "an instant in UTC, ISO 8601 with a Z suffix",
@@ -69,10 +55,6 @@ PLACE_ID = kind(
     ["ChIJ-home-lisbon", "ChIJ-office-denver"],
 )
 WIKIDATA_ID = kind("wikidata_id", "a Wikidata entity id", ["Q597", "Q35765", "Q16554", "Q3870"])
-TRAVEL_MODE = kind(
-    "travel_mode", "how a route is travelled", ["driving", "walking", "bicycling", "transit"]
-)
-DISTANCE_KM = kind("route_distance_km", "a distance in kilometres")
 UNIT = kind(
     "measurement_unit",
     "a unit symbol known to the unit converter",
@@ -123,7 +105,7 @@ TIP = kind("tip_amount", "a tip added to a bill")
 TIPPED_TOTAL = kind("tipped_bill_total", "a bill total including the tip")
 KCAL_SERVING = kind("kcal_per_serving", "kilocalories in one serving")
 
-_NOW = dt.datetime(2026, 11, 20, 14, 0, tzinfo=dt.UTC)
+_NOW = CORPUS_NOW
 
 
 # -- places -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from replan.core.tools import Effect, Precondition
 from replan.env.corpus.general import TIMEZONE, UTC_TS, _local_to_utc
 from replan.env.corpus.kinds import (
     CITY,
+    CORPUS_NOW,
     DURATION,
     EMAIL,
     PERCENT,
@@ -779,7 +780,7 @@ def hue_search_new_lights(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
         for uid, r in sorted(ctx.state.records("iot_unpaired").items())
         if r["home_id"] == args["home_id"] and r["status"] == "discovered"
     ]
-    return {"lastscan": "2026-11-20T14:00:00", "new_lights": found}
+    return {"lastscan": CORPUS_NOW.strftime("%Y-%m-%dT%H:%M:%S"), "new_lights": found}
 
 
 @tool(
@@ -1422,7 +1423,7 @@ def awair_latest_air_data(args: dict[str, Any], ctx: ToolContext) -> dict[str, A
     voc = int(ctx.number(f"iot:voc:{args['sensor_id']}", 60, 900, 0))
     score = max(0, min(100, round(100 - pm * 0.9 - max(0, co2 - 600) / 25 - voc / 60)))
     return {
-        "timestamp": "2026-11-20T14:00:00.000Z",
+        "timestamp": CORPUS_NOW.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
         "score": score,
         "pm25": pm,
         "pm10": round(pm * 1.4, 1),

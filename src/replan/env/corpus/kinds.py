@@ -8,8 +8,14 @@ register their own kinds with :func:`kind`.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
+
+#: The corpus's one clock: every tool that needs "now" (current weather, news ages, timers, the
+#: last scan of a device) reads this, so domains agree on what day it is. Date examples below
+#: are all after it, as a user planning ahead would write them.
+CORPUS_NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -105,3 +111,29 @@ ADDRESS = kind(
     ["12 Rua Augusta, Lisbon", "3-1 Umeda, Osaka", "400 Larimer St, Denver"],
 )
 PHONE = kind("phone", "an E.164 phone number", ["+351211234567", "+81661234567", "+13035550123"])
+
+# -- geography and time, shared by General, Travel, Office and IoT ----------------------------
+LATITUDE = kind("geo_latitude", "a latitude in decimal degrees (WGS 84)")
+LONGITUDE = kind("geo_longitude", "a longitude in decimal degrees (WGS 84)")
+TIMEZONE = kind(
+    "iana_timezone",
+    "an IANA time-zone id",
+    [
+        "Europe/Lisbon",
+        "Asia/Tokyo",
+        "America/Denver",
+        "Africa/Nairobi",
+        "America/Toronto",
+        "Europe/Warsaw",
+        "Pacific/Auckland",
+        "America/Santiago",
+        "Europe/Tallinn",
+        "Asia/Ho_Chi_Minh",
+        "America/Chicago",
+        "UTC",
+    ],
+)
+TRAVEL_MODE = kind(
+    "travel_mode", "how a route is travelled", ["driving", "walking", "bicycling", "transit"]
+)
+DISTANCE_KM = kind("route_distance_km", "a distance in kilometres")
