@@ -159,7 +159,9 @@ async def run_job(job: Job, cfg: RunConfig) -> Episode:
             from replan.graphs.custom import arun_compiled_agent
 
             factory = load_factory(cfg.agent_factory)
-            ep = await arun_compiled_agent(factory, model, job.task, faults=faults, seed=job.seed)
+            ep = await arun_compiled_agent(
+                factory, model, job.task, faults=faults, seed=job.seed, config=episode_config(cfg)
+            )
         else:
             ep = await arun_episode(
                 job.design,
@@ -180,9 +182,9 @@ async def run_job(job: Job, cfg: RunConfig) -> Episode:
 
 
 def episode_config(cfg: RunConfig) -> Any:
-    from replan.graphs import EpisodeConfig
+    from replan.nodes.config import AgentConfig
 
-    return EpisodeConfig(hint=cfg.prompt == "hint", **cfg.budgets)
+    return AgentConfig(hint=cfg.prompt == "hint", **cfg.budgets)
 
 
 def fault_injector(task: Task) -> Any:
