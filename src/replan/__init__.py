@@ -1,0 +1,53 @@
+"""replan: process-level evaluation of tool-using LangGraph agents.
+
+Where does the first invalid call happen, does the agent notice a broken or lying tool, how does
+it replan, and what does recovery cost? ``replan.run`` runs agent designs on a suite with injected
+faults; ``replan.evaluate_agent`` does the same for your own graph; ``replan.score`` scores saved
+Episodes with nothing running.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from replan.core import Call, Episode, ParseFailure, Plan, PlanNode, Step, ToolSpec, Verdict
+from replan.core.task import Task
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "World": ("replan.env.world", "World"),
+    "run": ("replan.runner.api", "run"),
+    "evaluate_agent": ("replan.runner.api", "evaluate_agent"),
+    "Results": ("replan.runner.api", "Results"),
+    "score": ("replan.evaluators", "score"),
+    "score_episode": ("replan.evaluators", "score_episode"),
+    "load_suite": ("replan.suites", "load_suite"),
+    "load_corpus": ("replan.env.corpus", "load_corpus"),
+    "make_model": ("replan.models", "make_model"),
+    "run_episode": ("replan.graphs", "run_episode"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Heavy parts (LangGraph, the corpus) load on first use, so ``import replan`` stays cheap."""
+    if name in _LAZY:
+        import importlib
+
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'replan' has no attribute {name!r}")
+
+
+__all__ = [
+    "Call",
+    "Episode",
+    "ParseFailure",
+    "Plan",
+    "PlanNode",
+    "Step",
+    "Task",
+    "ToolSpec",
+    "Verdict",
+    *_LAZY,
+]

@@ -1,0 +1,175 @@
+"""The Python face of the runner: ``replan.run(...)`` and ``replan.evaluate_agent(...)``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replan.core.task import Task
+from replan.core.trace import Episode
+from replan.runner.core import DEFAULT_DESIGNS, DEFAULT_MODEL, Backend, RunConfig, RunOutcome, arun
+from replan.runner.store import ResultsStore
+
+
+@dataclass
+class Results:
+    """What a run produced: every episode, its feedback, and the per-design aggregates."""
+
+    out_dir: Path
+    experiment_id: str
+    outcome: RunOutcome
+    episodes: list[Episode] = field(default_factory=list)
+    feedback: list[tuple[str, str, float | None, str]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat row per episode: identity, outcome, and every per-episode metric score."""
+        scores: dict[str, dict[str, float | None]] = {}
+        for key, metric, value, _ in self.feedback:
+            scores.setdefault(key, {})[metric] = value
+        rows = []
+        for e in self.episodes:
+            key = e.episode_id
+            rows.append(
+                {
+                    "episode": key,
+                    "task_id": e.task_id,
+                    "design": e.design,
+                    "model": e.model,
+                    "seed": e.seed,
+                    "mode": e.mode,
+                    "success": e.success,
+                    "end_reason": e.end_reason.value,
+                    "calls": len(e.steps),
+                    "rounds": e.rounds,
+                    **scores.get(key, {}),
+                }
+            )
+        return rows
+
+    def to_pandas(self) -> Any:
+        """The records as a DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pandas is optional
+            raise ImportError("Results.to_pandas() needs pandas: pip install pandas") from exc
+        return pd.DataFrame(self.records())
+
+
+def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
+    from replan.runner.summary import summarize
+
+    with ResultsStore(out_dir) as store:
+        keys = {j for j in store.done_keys()}
+        episodes = [e for e in store.episodes() if e.episode_id in keys]
+        return Results(
+            out_dir=out_dir,
+            experiment_id=outcome.experiment_id,
+            outcome=outcome,
+            episodes=episodes,
+            feedback=store.feedback(),
+            summary=summarize(store),
+        )
+
+
+def run(
+    suite: str = "toolmaze",
+    *,
+    agents: Sequence[str] = DEFAULT_DESIGNS,
+    models: Sequence[str] = (DEFAULT_MODEL,),
+    seeds: int = 1,
+    limit: int | None = None,
+    filter: Sequence[str] = (),
+    per_cell: int = 3,
+    prompt: str = "standard",
+    out: str | Path = "replan-results",
+    concurrency: int = 4,
+    tasks: Sequence[Task] | None = None,
+    backend: Backend | None = None,
+    suite_options: dict[str, Any] | None = None,
+    budgets: dict[str, Any] | None = None,
+) -> Results:
+    """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``."""
+    cfg = RunConfig(
+        suite=suite,
+        agents=list(agents),
+        models=list(models),
+        seeds=seeds,
+        limit=limit,
+        filter=list(filter),
+        per_cell=per_cell,
+        prompt=prompt,
+        suite_options=dict(suite_options or {}),
+        budgets=dict(budgets or {}),
+        concurrency=concurrency,
+    )
+    outcome = _run_sync(arun(cfg, out, tasks=tasks, backend=backend))
+    return _collect(Path(out), outcome)
+
+
+def evaluate_agent(
+    make_agent: Callable[..., Any] | str,
+    suite: str = "toolmaze",
+    *,
+    model: str = DEFAULT_MODEL,
+    seeds: int = 1,
+    limit: int | None = None,
+    filter: Sequence[str] = (),
+    per_cell: int = 3,
+    out: str | Path = "replan-results",
+    concurrency: int = 4,
+    tasks: Sequence[Task] | None = None,
+    name: str | None = None,
+) -> Results:
+    """Evaluate your own LangGraph agent in place.
+
+    ``make_agent(tools, model)`` returns a compiled graph with a ``messages`` state (for example
+    ``langchain.agents.create_agent(model, tools)``); it receives the episode's world-bound tools,
+    which record the trace, so your graph needs no change. ``make_agent`` may also be given as
+    ``"module:function"``. Episodes are stored under the design name ``name`` (default: the
+    factory's name) and scored like the built-in designs.
+    """
+    from replan.runner import core
+
+    spec = (
+        make_agent
+        if isinstance(make_agent, str)
+        else f"{make_agent.__module__}:{make_agent.__qualname__}"
+    )
+    label = name or spec.rsplit(":", 1)[-1]
+    cfg = RunConfig(
+        suite=suite,
+        agents=[label],
+        models=[model],
+        seeds=seeds,
+        limit=limit,
+        filter=list(filter),
+        per_cell=per_cell,
+        concurrency=concurrency,
+        agent_factory=spec,
+    )
+    factory = make_agent if callable(make_agent) else None
+    previous = core.load_factory
+    if factory is not None and ("<locals>" in spec or not inspect.getmodule(factory)):
+        core.load_factory = lambda _spec: factory  # a factory defined in a notebook or a function
+    try:
+        outcome = _run_sync(arun(cfg, out, tasks=tasks))
+    finally:
+        core.load_factory = previous
+    return _collect(Path(out), outcome)
+
+
+def _run_sync(coro: Any) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    # inside a running loop (Jupyter): run in a helper thread with its own loop
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
