@@ -27,15 +27,22 @@ def audit_pararecover(
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
         return
-    table = Table(title=f"{path.name}: {report['instances']} instances, "
-                        f"{report['parse_errors']} parse errors")
+    table = Table(
+        title=f"{path.name}: {report['instances']} instances, {report['parse_errors']} parse errors"
+    )
     for col in ("tag", "n", "detected", "share", "parse errors", "false alarms elsewhere"):
         table.add_column(col, justify="left" if col == "tag" else "right")
     for tag, row in report["by_tag"].items():
         fa = [report["false_alarm_rate"].get(t) for t in tag.split("|")]
         fa_text = "/".join(f"{x:.0%}" for x in fa if x is not None) or "-"
-        table.add_row(tag, str(row["n"]), str(row["detected"]),
-                      f"{row['detected'] / row['n']:.0%}", str(row["parse_errors"]), fa_text)
+        table.add_row(
+            tag,
+            str(row["n"]),
+            str(row["detected"]),
+            f"{row['detected'] / row['n']:.0%}",
+            str(row["parse_errors"]),
+            fa_text,
+        )
     Console().print(table)
 
 

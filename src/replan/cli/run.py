@@ -54,7 +54,7 @@ def run_command(
     models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
     cfg = RunConfig(
         suite=suite,
-        agents=_csv([agents]),
+        agents=[agent.rsplit(":", 1)[-1]] if agent else _csv([agents]),
         models=models or [DEFAULT_MODEL],
         seeds=seeds,
         limit=limit,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,8 +132,6 @@ def evaluate_agent(
     ``"module:function"``. Episodes are stored under the design name ``name`` (default: the
     factory's name) and scored like the built-in designs.
     """
-    from replan.runner import core
-
     spec = (
         make_agent
         if isinstance(make_agent, str)
@@ -152,14 +149,8 @@ def evaluate_agent(
         concurrency=concurrency,
         agent_factory=spec,
     )
-    factory = make_agent if callable(make_agent) else None
-    previous = core.load_factory
-    if factory is not None and ("<locals>" in spec or not inspect.getmodule(factory)):
-        core.load_factory = lambda _spec: factory  # a factory defined in a notebook or a function
-    try:
-        outcome = _run_sync(arun(cfg, out, tasks=tasks))
-    finally:
-        core.load_factory = previous
+    agent = make_agent if callable(make_agent) else None
+    outcome = _run_sync(arun(cfg, out, tasks=tasks, agent=agent))
     return _collect(Path(out), outcome)
 
 

@@ -143,7 +143,7 @@ def model_label(spec: str, prompt: str) -> str:
     return spec if prompt == "standard" else f"{spec}+{prompt}"
 
 
-async def run_job(job: Job, cfg: RunConfig) -> Episode:
+async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
     """Run one episode; any failure becomes a stored failed episode naming the task."""
     from replan.graphs import arun_episode
     from replan.models import make_model
@@ -158,7 +158,7 @@ async def run_job(job: Job, cfg: RunConfig) -> Episode:
         if cfg.agent_factory:
             from replan.graphs.custom import arun_compiled_agent
 
-            factory = load_factory(cfg.agent_factory)
+            factory = agent or load_factory(cfg.agent_factory)
             ep = await arun_compiled_agent(
                 factory, model, job.task, faults=faults, seed=job.seed, config=episode_config(cfg)
             )
