@@ -1,0 +1,170 @@
+"""``replan score EPISODES.jsonl [--tasks TASKS.jsonl] [--json]``: score saved Episodes.
+
+One Episode JSON per line. The task of an episode comes from ``--tasks`` (one Task JSON per
+line, matched by ``task_id``) or from ``episode.metadata["task"]`` when the runner embedded it.
+A malformed line is reported (file and line number) on stderr and the rest is scored. With
+``--json`` exactly one JSON object, keyed by metric name, goes to stdout.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+
+def _read_jsonl(path: Path, cls: Any, what: str, errors: list[dict[str, Any]]) -> list[Any]:
+    out = []
+    with path.open(encoding="utf-8") as fh:
+        for ln, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                out.append(cls.model_validate_json(line))
+            except ValidationError as exc:
+                msg = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}"
+                    for e in exc.errors()[:3]
+                )
+                errors.append(
+                    {"file": str(path), "line": ln, "message": f"not a valid {what}: {msg}"}
+                )
+    return out
+
+
+def _fmt(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.3f}"
+    return str(x)
+
+
+def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for key, est in result.items():
+        if key == "prefix.pec":
+            for row in est:
+                for name in ("pec", "cpec"):
+                    e = row[name]
+                    rows.append(
+                        (
+                            f"prefix.{name}({row['k']})",
+                            _fmt(e["value"]),
+                            f"[{_fmt(e['low'])}, {_fmt(e['high'])}]",
+                            str(e["n"]),
+                        )
+                    )
+            continue
+        if not isinstance(est, dict) or "method" not in est:
+            continue
+        note = "".join(
+            f" {k}={est[k]}"
+            for k in ("eligible", "exposed", "missing", "rc_unknown", "success_unknown")
+            if est.get(k)
+        )
+        rows.append(
+            (
+                key,
+                _fmt(est["value"]),
+                f"[{_fmt(est['low'])}, {_fmt(est['high'])}]",
+                f"{est['n']}{note}",
+            )
+        )
+    return rows
+
+
+def score_command(
+    episodes: Annotated[
+        Path,
+        typer.Argument(exists=True, dir_okay=False, help="Episodes, one JSON per line"),
+    ],
+    tasks: Annotated[
+        Path | None,
+        typer.Option("--tasks", exists=True, dir_okay=False, help="Tasks, one JSON per line"),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="print one JSON object on stdout")
+    ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", help="also score per value of an Episode field (e.g. design)"),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
+    n_boot: Annotated[int, typer.Option("--n-boot", min=100, help="bootstrap resamples")] = 2000,
+) -> None:
+    """Score saved Episodes: prefix executability, ToolMaze recovery, ParaRecover execution
+    metrics; every aggregate with its 95% interval."""
+    from replan.core.task import Task
+    from replan.core.trace import Episode
+    from replan.evaluators import score
+
+    err = Console(stderr=True)
+    errors: list[dict[str, Any]] = []
+    task_list = _read_jsonl(tasks, Task, "Task", errors) if tasks else []
+    eps = _read_jsonl(episodes, Episode, "Episode", errors)
+    for e in errors:
+        err.print(
+            f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    if not eps:
+        err.print(f"[red]error[/]: no valid episode in {episodes}")
+        raise typer.Exit(1)
+    try:
+        result = score(eps, task_list, by=by, seed=seed, n_boot=n_boot)
+    except ValueError as exc:
+        err.print(f"[red]error[/]: {exc}")
+        raise typer.Exit(1) from exc
+    result["input_errors"] = errors
+    if as_json:
+        typer.echo(json.dumps(result, ensure_ascii=False, default=str))
+        return
+    out = Console()
+    src = ", ".join(f"{k}: {v}" for k, v in result["verdict_sources"].items())
+    table = Table(title=f"{episodes.name}: {result['episodes']} episodes (verdicts from {src})")
+    for col in ("metric", "value", "95% interval", "n"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for row in _rows(result):
+        table.add_row(*row)
+    out.print(table)
+    types = result.get("prefix.first_error_types") or {}
+    if types:
+        t2 = Table(title="first error, by ParaRecover type")
+        for col in ("type", "runs", "share of runs with an error"):
+            t2.add_column(col, justify="left" if col == "type" else "right")
+        for name, row in types.items():
+            t2.add_row(name, str(row["count"]), _fmt(row["share"]["value"]))
+        out.print(t2)
+    cells = result["tables"].get("toolmaze.by_level_mode") or {}
+    if len(cells) > 1:
+        t3 = Table(title="ToolMaze by level/mode")
+        for col in ("cell", "runs", "TSR", "PRR", "RC"):
+            t3.add_column(col, justify="left" if col == "cell" else "right")
+        for name, c in cells.items():
+            t3.add_row(
+                name,
+                str(c["runs"]),
+                _fmt(c["tsr"]["value"]),
+                _fmt(c["prr"]["value"]),
+                _fmt(c["rc"]["value"]),
+            )
+        out.print(t3)
+    for name, group in (result.get("groups") or {}).items():
+        tg = Table(title=f"{by} = {name}: {group['episodes']} episodes")
+        for col in ("metric", "value", "95% interval", "n"):
+            tg.add_column(col, justify="left" if col == "metric" else "right")
+        for row in _rows(group):
+            if not row[0].startswith(("prefix.pec(", "prefix.cpec(")):
+                tg.add_row(*row)
+        out.print(tg)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("score")(score_command)

@@ -1,0 +1,302 @@
+"""Evaluators: score saved Episodes (plus their Tasks) with nothing running.
+
+Three families (DESIGN §5): prefix executability (:mod:`.prefix`), ToolMaze recovery
+(:mod:`.toolmaze`) and ParaRecover's SDE rubric with its execution metrics (:mod:`.sde`); every
+aggregate comes with a 95% interval (:mod:`.stats`); every metric is also a LangSmith evaluator
+(:mod:`.langsmith`).
+
+Entry points:
+
+- :func:`score_episode` — per-run :class:`Feedback` (what the runner stores per episode).
+- :func:`score` — every aggregate over many episodes, keyed by metric name
+  (``{"value", "low", "high", "n", "method"}``), plus per-mode / per-level tables.
+- :func:`compare` — two agents on the same (task, seed) pairs: McNemar and paired bootstrap.
+
+The task of an episode comes from ``tasks`` (by ``task_id``) or, when the runner embedded it,
+from ``episode.metadata["task"]``. Without a task the recorded verdicts are used (see
+:mod:`.prefix`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from replan.core.task import Task
+from replan.core.trace import Episode
+from replan.env.world import World
+from replan.evaluators.prefix import (
+    PrefixRecord,
+    episode_verdicts,
+    prefix_feedback,
+    record_from_verdicts,
+    resolve_success,
+    summarize_prefix,
+    task_world_or_none,
+)
+from replan.evaluators.sde import (
+    SDEJudge,
+    SDERecord,
+    calibrate,
+    load_labels,
+    sde_feedback,
+    sde_record,
+    summarize_sde,
+)
+from replan.evaluators.stats import (
+    N_BOOT,
+    Estimate,
+    Feedback,
+    bootstrap_mean,
+    mcnemar,
+    paired_bootstrap,
+    pass_hat_k,
+    wilson,
+)
+from replan.evaluators.toolmaze import (
+    RecoveryRecord,
+    composite_avg,
+    recovery_record,
+    summarize_toolmaze,
+    toolmaze_feedback,
+)
+
+__all__ = [
+    "Estimate",
+    "Feedback",
+    "PrefixRecord",
+    "RecoveryRecord",
+    "SDEJudge",
+    "SDERecord",
+    "bootstrap_mean",
+    "calibrate",
+    "compare",
+    "composite_avg",
+    "load_labels",
+    "mcnemar",
+    "paired_bootstrap",
+    "pass_hat_k",
+    "score",
+    "score_episode",
+    "score_records",
+    "summarize_prefix",
+    "summarize_sde",
+    "summarize_toolmaze",
+    "wilson",
+]
+
+_WORLDS: dict[str, World | None] = {}
+
+
+def _world_for(task: Task) -> World | None:
+    """The task's world, cached by the task's content (replay never mutates it)."""
+    key = task.model_dump_json()
+    if key not in _WORLDS:
+        if len(_WORLDS) > 512:
+            _WORLDS.clear()
+        _WORLDS[key] = task_world_or_none(task)
+    return _WORLDS[key]
+
+
+def task_of(episode: Episode, tasks: Mapping[str, Task] | None) -> Task | None:
+    """The episode's task: from ``tasks`` by id, else ``episode.metadata["task"]``."""
+    if tasks and episode.task_id in tasks:
+        return tasks[episode.task_id]
+    embedded = episode.metadata.get("task")
+    if embedded is None:
+        return None
+    try:
+        return Task.model_validate(embedded)
+    except Exception as exc:
+        raise ValueError(
+            f"episode {episode.episode_id}: metadata['task'] is not a valid Task: {exc}"
+        ) from exc
+
+
+def _task_map(tasks: Mapping[str, Task] | Iterable[Task] | None) -> dict[str, Task]:
+    if tasks is None:
+        return {}
+    if isinstance(tasks, Mapping):
+        return dict(tasks)
+    return {t.task_id: t for t in tasks}
+
+
+class EpisodeScore:
+    """All per-run records of one episode (what :func:`score` aggregates)."""
+
+    __slots__ = ("episode", "prefix", "recovery", "sde", "task")
+
+    def __init__(
+        self,
+        episode: Episode,
+        task: Task | None,
+        prefix: PrefixRecord,
+        recovery: RecoveryRecord,
+        sde: SDERecord,
+    ):
+        self.episode = episode
+        self.task = task
+        self.prefix = prefix
+        self.recovery = recovery
+        self.sde = sde
+
+    def feedback(self) -> list[Feedback]:
+        return (
+            prefix_feedback(self.prefix) + toolmaze_feedback(self.recovery) + sde_feedback(self.sde)
+        )
+
+
+def score_one(
+    episode: Episode, task: Task | None = None, *, judge: SDEJudge | Any = None
+) -> EpisodeScore:
+    """Every per-run record of one episode (replaying it once)."""
+    world = _world_for(task) if task is not None else None
+    verdicts, source, state = episode_verdicts(episode, task, world)
+    success = resolve_success(episode, task, state)
+    if judge is not None and not isinstance(judge, SDEJudge):
+        judge = SDEJudge(judge)
+    return EpisodeScore(
+        episode,
+        task,
+        record_from_verdicts(verdicts, success, source),
+        recovery_record(episode, task, success=success),
+        sde_record(episode, task, success=success, judge=judge),
+    )
+
+
+def score_episode(
+    episode: Episode, task: Task | None = None, *, judge: SDEJudge | Any = None
+) -> list[Feedback]:
+    """Per-run feedback of every family (stable keys; see :mod:`replan.evaluators.langsmith`).
+
+    ``judge`` (a chat model or :class:`SDEJudge`) adds the 13 judged SDE items.
+    """
+    return score_one(episode, task, judge=judge).feedback()
+
+
+def _prefix_tables(scores: Sequence[EpisodeScore], seed: int, n_boot: int) -> dict[str, Any]:
+    groups: dict[str, dict[str, list[PrefixRecord]]] = {"mode": {}, "level": {}}
+    for s in scores:
+        groups["mode"].setdefault(s.recovery.mode, []).append(s.prefix)
+        groups["level"].setdefault(s.recovery.level or "-", []).append(s.prefix)
+    out: dict[str, Any] = {}
+    for name, by in groups.items():
+        out[f"prefix.by_{name}"] = {
+            k: {
+                key: summary[key]
+                for key in ("prefix.runs", "prefix.ter", "prefix.auc_pec", "prefix.rr")
+            }
+            for k, recs in sorted(by.items())
+            for summary in [summarize_prefix(recs, seed=seed, n_boot=n_boot)]
+        }
+    return out
+
+
+def score_records(
+    scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
+) -> dict[str, Any]:
+    """Aggregate already-scored episodes (see :func:`score`)."""
+    out: dict[str, Any] = {"episodes": len(scores)}
+    sources: dict[str, int] = defaultdict(int)
+    for s in scores:
+        sources[s.prefix.source] += 1
+    out["verdict_sources"] = dict(sources)
+    out.update(summarize_prefix([s.prefix for s in scores], seed=seed, n_boot=n_boot))
+    tm = summarize_toolmaze([s.recovery for s in scores], seed=seed, n_boot=n_boot)
+    tables = tm.pop("tables")
+    out.update(tm)
+    out.update(summarize_sde([s.sde for s in scores], seed=seed, n_boot=n_boot))
+    by_task: dict[tuple[str, str, str], dict[int, bool]] = defaultdict(dict)
+    for s in scores:
+        e = s.episode
+        by_task[(e.task_id, e.design, e.model)][e.seed] = bool(s.prefix.success)
+    k = max((len(v) for v in by_task.values()), default=0)
+    if k >= 2:  # pass^k with k = the most seeds any (task, design, model) has
+        out["pass^k"] = pass_hat_k(
+            {t: list(v.values()) for t, v in by_task.items()}, k, seed=seed, n_boot=n_boot
+        )
+    tables.update(_prefix_tables(scores, seed, n_boot))
+    out["tables"] = tables
+    return out
+
+
+def score(
+    episodes: Iterable[Episode],
+    tasks: Mapping[str, Task] | Iterable[Task] | None = None,
+    *,
+    judge: SDEJudge | Any = None,
+    by: str | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> dict[str, Any]:
+    """Every aggregate over ``episodes``, keyed by metric name, each with its 95% interval.
+
+    ``tasks`` maps task ids to Tasks (or is an iterable of Tasks). ``by`` (an Episode field such
+    as ``"design"`` or ``"model"``) adds ``groups``: the same result per value of that field.
+    Intervals are deterministic for a given ``seed``.
+    """
+    tmap = _task_map(tasks)
+    if judge is not None and not isinstance(judge, SDEJudge):
+        judge = SDEJudge(judge)
+    scores = [score_one(ep, task_of(ep, tmap), judge=judge) for ep in episodes]
+    out = score_records(scores, seed=seed, n_boot=n_boot)
+    if by is not None:
+        if by not in Episode.model_fields:
+            raise ValueError(f"score(by={by!r}): not an Episode field")
+        parts: dict[str, list[EpisodeScore]] = defaultdict(list)
+        for s in scores:
+            parts[str(getattr(s.episode, by))].append(s)
+        out["groups"] = {
+            k: score_records(v, seed=seed, n_boot=n_boot) for k, v in sorted(parts.items())
+        }
+    return out
+
+
+def compare(
+    episodes_a: Iterable[Episode],
+    episodes_b: Iterable[Episode],
+    tasks: Mapping[str, Task] | Iterable[Task] | None = None,
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> dict[str, Any]:
+    """Two agents on the same (task, seed) pairs: paired tests of A − B.
+
+    McNemar on success and on clean runs; paired bootstrap on the per-run AUC-PEC term, on
+    C_rec (exposed runs of both, c* known) and on E5 (where both are defined). Unpaired
+    episodes are counted and left out.
+    """
+    tmap = _task_map(tasks)
+
+    def index(eps: Iterable[Episode]) -> dict[tuple[str, int], EpisodeScore]:
+        out: dict[tuple[str, int], EpisodeScore] = {}
+        for ep in eps:
+            out[(ep.task_id, ep.seed)] = score_one(ep, task_of(ep, tmap))
+        return out
+
+    a, b = index(episodes_a), index(episodes_b)
+    keys = sorted(set(a) & set(b))
+    pa, pb = [a[k] for k in keys], [b[k] for k in keys]
+
+    def paired(get: Any, key: str) -> dict[str, Any]:
+        xs = [(get(x), get(y)) for x, y in zip(pa, pb, strict=True)]
+        xs = [(u, v) for u, v in xs if u is not None and v is not None]
+        return paired_bootstrap(
+            [u for u, _ in xs], [v for _, v in xs], key=key, seed=seed, n_boot=n_boot
+        )
+
+    return {
+        "pairs": len(keys),
+        "unpaired_a": len(a) - len(keys),
+        "unpaired_b": len(b) - len(keys),
+        "success": mcnemar(
+            [bool(x.prefix.success) for x in pa], [bool(y.prefix.success) for y in pb]
+        ),
+        "clean": mcnemar([x.prefix.clean for x in pa], [y.prefix.clean for y in pb]),
+        "prefix.auc": paired(lambda s: s.prefix.auc_term, "compare.auc"),
+        "toolmaze.c_rec": paired(
+            lambda s: s.recovery.c_rec if s.recovery.exposed else None, "compare.c_rec"
+        ),
+        "sde.E5": paired(lambda s: s.sde.script.get("E5"), "compare.e5"),
+    }

@@ -1,0 +1,301 @@
+"""Prefix executability (seed 003, DESIGN §5): FED, PEC(k), cPEC(k), TER, AUC-PEC, RR.
+
+Per run, the calls c1..cn (execution order) are replayed against the task's world from its
+initial state (:func:`replan.env.replay.replay`), so traces from any agent are judged by the same
+rules: call k is *executable* iff its verdict is ``ok`` in the state produced by the executable
+calls before it. Injected faults are not the agent's invalid calls (a well-formed call that meets
+a 404 is executable).
+
+Decisions where the paper leaves a choice:
+
+- **No Task** for an episode (or a task whose tools are not in the corpus, e.g. a ParaRecover
+  tool list): the verdicts *recorded in the steps* are used instead; a step counts as not
+  executable iff its recorded code blames the agent (``VerdictCode.is_agent_error``). The
+  per-run record says which source was used (``source = "replay" | "recorded"``).
+- **Success** is the episode's recorded ``success``; when that is ``None`` and a task is
+  available, the task's checker decides it on the replayed final state. Still unknown counts
+  as not successful (conservative) and is reported as ``success_unknown``.
+- **n = 0** (a run with no calls) is clean: it counts towards TER and scores 1 in AUC-PEC, and
+  drops off PEC(k) at every k ≥ 1 (its length is below k).
+- PEC(k) and cPEC(k) are reported for every k = 1..max n; cPEC(k) is undefined (``None``) where
+  no run reaches length k.
+
+Aggregates take :class:`PrefixRecord` objects or plain ``(fed, n, success)`` tuples and are
+vectorised (numpy), so 100,000 runs summarise in milliseconds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from replan.core.task import Task
+from replan.core.trace import Episode, Verdict
+from replan.env.world import World, WorldState
+from replan.evaluators.stats import N_BOOT, Feedback, bootstrap_mean, wilson
+
+
+@dataclass(slots=True)
+class PrefixRecord:
+    """What one run contributes to the prefix metrics."""
+
+    n: int
+    fed: int | None
+    success: bool | None
+    first_error_code: str | None = None
+    first_error_type: str | None = None
+    first_error_message: str = ""
+    source: str = "replay"
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError(f"PrefixRecord: n must be >= 0, got {self.n}")
+        if self.fed is not None and not 1 <= self.fed <= self.n:
+            raise ValueError(f"PrefixRecord: fed must be in 1..n={self.n}, got {self.fed}")
+
+    @property
+    def clean(self) -> bool:
+        return self.fed is None
+
+    @property
+    def auc_term(self) -> float:
+        """This run's (FED − 1)/n; 1 for a clean run and for n = 0."""
+        return 1.0 if self.fed is None or self.n == 0 else (self.fed - 1) / self.n
+
+
+def episode_verdicts(
+    episode: Episode, task: Task | None = None, world: World | None = None
+) -> tuple[list[Verdict], str, WorldState | None]:
+    """Verdicts of the episode's calls, their source, and the replayed final state.
+
+    Replays against ``world`` (or the task's world). Without either, or when the task's tools
+    are not in the corpus, returns the recorded verdicts with source ``"recorded"``; a recorded
+    environment fault (timeout, empty result) counts as executable.
+    """
+    from replan.env.replay import replay
+
+    if world is None and task is not None:
+        world = task_world_or_none(task)
+    if world is not None:
+        try:
+            rp = replay(episode, world)
+        except RuntimeError as exc:
+            raise ValueError(f"episode {episode.episode_id}: replay failed: {exc}") from exc
+        return rp.verdicts, "replay", rp.final_state
+    verdicts = [
+        s.verdict if s.verdict.code.is_agent_error else Verdict.okay() for s in episode.steps
+    ]
+    return verdicts, "recorded", None
+
+
+def task_world_or_none(task: Task) -> World | None:
+    """The task's world, or ``None`` when its tools are not in the corpus."""
+    from replan.env import task_world
+
+    try:
+        return task_world(task)
+    except ValueError:
+        return None
+
+
+def resolve_success(
+    episode: Episode, task: Task | None, final_state: WorldState | None
+) -> bool | None:
+    """The recorded success, else the task checker's verdict on the replayed state."""
+    if episode.success is not None:
+        return episode.success
+    if task is None or final_state is None:
+        return None
+    from replan.suites.checker import check
+
+    return check(task, final_state, episode.final_answer, episode).success
+
+
+def record_from_verdicts(
+    verdicts: Sequence[Verdict], success: bool | None, source: str = "replay"
+) -> PrefixRecord:
+    """A :class:`PrefixRecord` from per-call verdicts."""
+    for i, v in enumerate(verdicts, start=1):
+        if not v.ok:
+            et = v.code.error_type
+            return PrefixRecord(
+                n=len(verdicts),
+                fed=i,
+                success=success,
+                first_error_code=v.code.value,
+                first_error_type=et.value if et is not None else None,
+                first_error_message=v.message,
+                source=source,
+            )
+    return PrefixRecord(n=len(verdicts), fed=None, success=success, source=source)
+
+
+def prefix_record(
+    episode: Episode, task: Task | None = None, *, world: World | None = None
+) -> PrefixRecord:
+    """FED, length, success and first-error type of one run (see the module docstring)."""
+    verdicts, source, state = episode_verdicts(episode, task, world)
+    return record_from_verdicts(verdicts, resolve_success(episode, task, state), source)
+
+
+def prefix_feedback(rec: PrefixRecord) -> list[Feedback]:
+    """Per-run feedback: ``prefix.fed``, ``prefix.clean``, ``prefix.calls``, ``prefix.auc``,
+    ``prefix.first_error_type``."""
+    if rec.clean:
+        where = f"clean run: all {rec.n} calls executable"
+        out = [
+            Feedback("prefix.fed", None, where),
+            Feedback("prefix.clean", 1.0, where),
+        ]
+    else:
+        where = (
+            f"call {rec.fed} of {rec.n} is the first not executable ({rec.first_error_code}: "
+            f"{rec.first_error_message})"
+        )
+        out = [
+            Feedback("prefix.fed", float(rec.fed), where),  # type: ignore[arg-type]
+            Feedback("prefix.clean", 0.0, where),
+        ]
+    out.append(Feedback("prefix.calls", float(rec.n), f"verdicts from {rec.source}"))
+    out.append(Feedback("prefix.auc", rec.auc_term, "(FED − 1)/n, 1 for a clean run"))
+    out.append(
+        Feedback(
+            "prefix.first_error_type",
+            None,
+            f"first error code {rec.first_error_code}" if not rec.clean else "no error",
+            value=rec.first_error_type or ("none" if rec.clean else "unmapped"),
+        )
+    )
+    return out
+
+
+# -- aggregation ---------------------------------------------------------------------------
+@dataclass
+class PrefixArrays:
+    """Column view of many runs: ``fed`` (0 = clean), ``n``, ``success`` (−1 = unknown)."""
+
+    fed: np.ndarray
+    n: np.ndarray
+    success: np.ndarray
+    first_error_types: Counter[str]
+
+    @classmethod
+    def build(cls, records: Iterable[PrefixRecord | Sequence[Any]]) -> PrefixArrays:
+        """From :class:`PrefixRecord` objects or ``(fed, n, success)`` tuples (fed None = clean)."""
+        feds: list[int] = []
+        ns: list[int] = []
+        succ: list[int] = []
+        types: Counter[str] = Counter()
+        for i, r in enumerate(records):
+            if isinstance(r, PrefixRecord):
+                fed, n, s = r.fed, r.n, r.success
+                if r.fed is not None:
+                    types[r.first_error_type or "unmapped"] += 1
+            else:
+                try:
+                    fed, n, s = r[0], r[1], r[2]
+                except (TypeError, IndexError) as exc:
+                    raise ValueError(
+                        f"prefix record {i}: expected (fed, n, success), got {r!r}"
+                    ) from exc
+                if n is None or int(n) < 0:
+                    raise ValueError(f"prefix record {i}: n must be >= 0, got {n!r}")
+                if fed is not None and not 1 <= int(fed) <= int(n):
+                    raise ValueError(f"prefix record {i}: fed must be in 1..n={n}, got {fed!r}")
+            feds.append(0 if fed is None else int(fed))
+            ns.append(int(n))
+            succ.append(-1 if s is None else int(bool(s)))
+        return cls(
+            np.asarray(feds, dtype=np.int64),
+            np.asarray(ns, dtype=np.int64),
+            np.asarray(succ, dtype=np.int64),
+            types,
+        )
+
+    @property
+    def clean(self) -> np.ndarray:
+        return self.fed == 0
+
+    @property
+    def survived(self) -> np.ndarray:
+        """Calls executable before the first error (n for a clean run)."""
+        return np.where(self.clean, self.n, self.fed - 1)
+
+    @property
+    def auc_terms(self) -> np.ndarray:
+        n = np.maximum(self.n, 1)
+        return np.where(self.clean | (self.n == 0), 1.0, (self.fed - 1) / n)
+
+
+def pec_curve(arr: PrefixArrays) -> list[dict[str, Any]]:
+    """PEC(k) and cPEC(k) for k = 1..max n, each with its Wilson interval.
+
+    PEC(k) = #(runs valid through k and of length ≥ k) / N; cPEC(k) divides by #(length ≥ k).
+    A run is valid through k iff k ≤ survived (= FED − 1, or n when clean).
+    """
+    total = int(arr.n.size)
+    if total == 0:
+        return []
+    kmax = int(arr.n.max())
+    surv_ge = np.cumsum(np.bincount(arr.survived, minlength=kmax + 1)[::-1])[::-1]
+    len_ge = np.cumsum(np.bincount(arr.n, minlength=kmax + 1)[::-1])[::-1]
+    out = []
+    for k in range(1, kmax + 1):
+        num, reach = int(surv_ge[k]), int(len_ge[k])
+        out.append(
+            {
+                "k": k,
+                "pec": wilson(num, total).to_dict(),
+                "cpec": wilson(num, reach).to_dict(),
+                "valid": num,
+                "reached": reach,
+            }
+        )
+    return out
+
+
+def summarize_prefix(
+    records: Iterable[PrefixRecord | Sequence[Any]] | PrefixArrays,
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> dict[str, Any]:
+    """Aggregates over runs, each with a 95% interval.
+
+    Keys: ``prefix.ter``, ``prefix.auc_pec``, ``prefix.rr`` (with ``eligible`` = N·(1 − TER)),
+    ``prefix.success``, ``prefix.fed_mean`` (mean FED of runs with an error), ``prefix.pec``
+    (the curve, with cPEC), ``prefix.first_error_types`` (counts and Wilson shares among runs
+    with an error).
+    """
+    arr = records if isinstance(records, PrefixArrays) else PrefixArrays.build(records)
+    total = int(arr.n.size)
+    clean = arr.clean
+    n_clean = int(clean.sum())
+    eligible = total - n_clean
+    succ = arr.success == 1
+    rr = wilson(int((succ & ~clean).sum()), eligible).to_dict()
+    rr["eligible"] = eligible
+    success = wilson(int(succ.sum()), total).to_dict()
+    success["success_unknown"] = int((arr.success == -1).sum())
+    types = {
+        t: {"count": c, "share": wilson(c, eligible).to_dict()}
+        for t, c in sorted(arr.first_error_types.items(), key=lambda kv: (-kv[1], kv[0]))
+    }
+    return {
+        "prefix.runs": {"value": total, "n": total},
+        "prefix.ter": wilson(n_clean, total).to_dict(),
+        "prefix.auc_pec": bootstrap_mean(
+            arr.auc_terms, key="prefix.auc_pec", seed=seed, n_boot=n_boot
+        ).to_dict(),
+        "prefix.rr": rr,
+        "prefix.success": success,
+        "prefix.fed_mean": bootstrap_mean(
+            arr.fed[~clean].astype(float), key="prefix.fed_mean", seed=seed, n_boot=n_boot
+        ).to_dict(),
+        "prefix.pec": pec_curve(arr),
+        "prefix.first_error_types": types,
+    }

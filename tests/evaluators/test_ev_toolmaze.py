@@ -1,0 +1,285 @@
+"""ToolMaze: every branch of the recovery rule on hand-built travel episodes, C_rec, RC, Avg."""
+
+from __future__ import annotations
+
+import ev_travel as tv
+import pytest
+
+from replan.core.trace import Call, Step
+from replan.evaluators import score
+from replan.evaluators.toolmaze import (
+    RecoveryRecord,
+    c_rec,
+    composite_avg,
+    recovery_record,
+    summarize_toolmaze,
+)
+
+BOOKED = "Booked, reference {booking}."
+
+
+# -- transient faults ------------------------------------------------------------------------
+def test_transient_retry_and_use_is_recovered() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(t, [tv.search(fault="explicit"), tv.search(), tv.quote(), tv.book()], answer=BOOKED)
+    r = recovery_record(ep, t)
+    assert r.exposed and r.recovered and not r.sentinel_propagated
+    assert r.success and "search_flights" in r.reason
+
+
+def test_transient_alternative_of_the_group_is_recovered() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="explicit"),
+            tv.alt_search(),
+            tv.quote(ref="${1b.best_offer.flight_id}"),
+            tv.book(),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert r.recovered and "find_flight_offers" in r.reason
+
+
+def test_transient_without_retry_is_not_recovered() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(t, [tv.search(fault="explicit")], answer="The flight service is down.")
+    r = recovery_record(ep, t)
+    assert r.exposed and r.recovered is False and not r.success
+
+
+def test_transient_retry_whose_result_is_unused_is_not_recovered() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(t, [tv.search(fault="explicit"), tv.search()], answer="I searched again. Bye.")
+    r = recovery_record(ep, t)
+    assert r.recovered is False
+    assert "no clean re-invocation" in r.reason
+
+
+def test_implicit_transient_sentinel_in_answer_is_not_recovered() -> None:
+    t = tv.task(mode="P3")
+    ep = tv.run(
+        t,
+        [tv.search(fault="implicit", mode="P3"), tv.search(), tv.quote(), tv.book()],
+        answer="Booked {booking}; the first fare was 987,654.32 USD.",
+    )
+    r = recovery_record(ep, t)
+    assert r.success  # the booking exists and its id is stated ...
+    assert r.sentinel_propagated and r.recovered is False  # ... but the lie reached the user
+
+
+def test_implicit_sentinel_in_a_later_call_args_is_not_recovered() -> None:
+    t = tv.task(mode="P3")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="implicit", mode="P3"),
+            tv.Act(
+                "quote_flight", {"flight_id": "${1.cheapest_flight_id}", "note": 987654.32}, "x"
+            ),
+            tv.search(),
+            tv.quote(),
+            tv.book(),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert r.sentinel_propagated and r.recovered is False
+
+
+def test_implicit_transient_clean_retry_is_recovered() -> None:
+    t = tv.task(mode="P3")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="implicit", mode="P3"),
+            tv.search(node="1r"),
+            tv.quote(ref="${1r.cheapest_flight_id}"),
+            tv.book(),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert r.recovered and not r.sentinel_propagated
+
+
+# -- permanent faults --------------------------------------------------------------------------
+def test_permanent_alternative_path_is_recovered() -> None:
+    t = tv.task(mode="P2")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="explicit", mode="P2"),
+            tv.search(fault="explicit", mode="P2"),
+            tv.alt_search(),
+            tv.quote(ref="${1b.best_offer.flight_id}"),
+            tv.book(),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert r.permanent and r.recovered
+    assert "find_flight_offers" in r.reason
+
+
+def test_permanent_success_without_a_valid_alternative_path_is_not_recovered() -> None:
+    # the recorded success says yes, but no valid path avoiding the victim ran cleanly
+    t = tv.task(mode="P2")
+    ep = tv.run(
+        t, [tv.search(fault="explicit", mode="P2"), tv.alt_search()], answer="ok", success=True
+    )
+    r = recovery_record(ep, t)
+    assert r.success and r.recovered is False
+    assert "without completing a valid alternative path" in r.reason
+
+
+def test_permanent_failure_is_not_recovered() -> None:
+    t = tv.task(mode="P4")
+    ep = tv.run(
+        t,
+        [tv.search(fault="implicit", mode="P4"), tv.quote(), tv.book()],
+        answer="Booked {booking}",
+    )
+    r = recovery_record(ep, t)
+    # it trusted the corrupted search and never rerouted: the booking exists, but with the
+    # victim permanently faulty only a valid path that avoids it counts as recovery
+    assert r.exposed and r.permanent and r.recovered is False
+
+
+def test_graceful_termination_when_no_path_remains() -> None:
+    t = tv.task(mode="P2", level="C1", graceful=True, valid_paths=[])
+    stop = tv.run(
+        t,
+        [tv.search(fault="explicit", mode="P2"), tv.search(fault="explicit", mode="P2")],
+        answer="I could not book: the flight search is unavailable.",
+    )
+    r = recovery_record(stop, t)
+    assert r.recovered and r.reason == "terminated gracefully"
+    push_on = tv.run(
+        t,
+        [tv.search(fault="explicit", mode="P2"), tv.quote(ref="FL-LISKIX-20261203-1")],
+        answer="I could not book.",
+    )
+    r2 = recovery_record(push_on, t)
+    assert r2.recovered is False  # called a tool downstream of the failed branch
+
+
+def test_unexposed_run_counts_zero_cost() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(
+        t, [tv.alt_search(), tv.quote(ref="${1b.best_offer.flight_id}"), tv.book()], answer=BOOKED
+    )
+    r = recovery_record(ep, t)
+    assert not r.exposed and r.recovered is None and r.rc_term == 0.0
+
+
+# -- costs ----------------------------------------------------------------------------------------
+def test_c_rec_by_hand() -> None:
+    assert c_rec(5, 3, True) == pytest.approx(0.4)
+    assert c_rec(5, 3, False) == 1.0
+    assert c_rec(2, 3, True) == 0.0
+    assert c_rec(0, 0, True) == 0.0
+    with pytest.raises(ValueError):
+        c_rec(-1, 2, True)
+
+
+def test_c_counts_calls_after_the_fault_when_that_minimum_is_known() -> None:
+    t = tv.task(mode="P1", metadata={"min_calls_after_fault": 3})
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="explicit"),
+            tv.search(fault="explicit"),
+            tv.search(),
+            tv.quote(),
+            tv.book(),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert (r.c, r.c_star) == (4, 3)  # four calls after the first perturbed response
+    assert r.c_rec == pytest.approx(1 - 3 / 4)
+    # without it, c* is the task's min_calls and c counts the whole run
+    t2 = tv.task(mode="P1", min_calls=3)
+    r2 = recovery_record(ep.model_copy(update={"task_id": t2.task_id}), t2)
+    assert (r2.c, r2.c_star) == (5, 3) and r2.c_rec == pytest.approx(1 - 3 / 5)
+    # with neither, C_rec is undefined and RC leaves the run out
+    t3 = tv.task(mode="P1", min_calls=None)
+    r3 = recovery_record(ep, t3)
+    assert r3.c_rec is None and r3.rc_term is None
+
+
+# -- aggregation -------------------------------------------------------------------------------
+def test_composite_avg_reproduces_the_paper() -> None:
+    # ToolMaze Table 2, MiniMax-M2.7 (w/o hint): Avg 25.03; Gemini-3.1-Pro (w/ hint): 52.95
+    tsr = {"NP": 56.50, "P1": 36.50, "P2": 22.75, "P3": 9.50, "P4": 7.25}
+    prr = {"P1": 48.61, "P2": 24.16, "P3": 11.38, "P4": 9.22}
+    rc = {"P1": 56.59, "P2": 72.65, "P3": 83.14, "P4": 86.66}
+    to01 = lambda d: {k: v / 100 for k, v in d.items()}  # noqa: E731
+    assert 100 * composite_avg(to01(tsr), to01(prr), to01(rc)) == pytest.approx(25.03, abs=0.01)
+    tsr = {"NP": 68.75, "P1": 65.25, "P2": 42.50, "P3": 43.25, "P4": 34.00}
+    prr = {"P1": 90.21, "P2": 53.09, "P3": 54.98, "P4": 29.36}
+    rc = {"P1": 29.73, "P2": 52.59, "P3": 49.38, "P4": 63.53}
+    assert 100 * composite_avg(to01(tsr), to01(prr), to01(rc)) == pytest.approx(52.95, abs=0.01)
+
+
+def _rec(mode: str, success: bool, exposed: bool, recovered: bool | None, crec: float | None):
+    return RecoveryRecord(mode, "C2", success, exposed, recovered, c_rec=crec)
+
+
+def test_summary_per_mode_by_hand() -> None:
+    recs = [
+        _rec("NP", True, False, None, None),
+        _rec("NP", False, False, None, None),
+        _rec("P1", True, True, True, 0.25),
+        _rec("P1", True, True, True, 0.0),
+        _rec("P1", False, True, False, 1.0),
+        _rec("P1", True, False, None, None),  # never exposed: adds 0 to RC
+        _rec("P2", False, True, False, 1.0),
+        _rec("P2", True, True, True, 0.5),
+    ]
+    s = summarize_toolmaze(recs, n_boot=300)
+    assert s["toolmaze.tsr.NP"]["value"] == pytest.approx(0.5)
+    assert s["toolmaze.tsr.P1"]["value"] == pytest.approx(0.75)
+    assert s["toolmaze.prr.P1"]["value"] == pytest.approx(2 / 3)
+    assert s["toolmaze.prr.P1"]["exposed"] == 3
+    assert s["toolmaze.rc.P1"]["value"] == pytest.approx((0.25 + 0 + 1 + 0) / 4)
+    assert s["toolmaze.prr.P2"]["value"] == pytest.approx(0.5)
+    assert s["toolmaze.rc.P2"]["value"] == pytest.approx(0.75)
+    avg = ((0.5 + 0.75 + 0.5) / 3 + (2 / 3 + 0.5) / 2 + 1 - (1.25 / 4 + 0.75) / 2) / 3
+    assert s["toolmaze.avg"]["value"] == pytest.approx(avg)
+    assert s["toolmaze.avg"]["low"] <= avg <= s["toolmaze.avg"]["high"]
+    assert "C2/P1" in s["tables"]["toolmaze.by_level_mode"]
+
+
+def test_score_reports_modes_and_levels() -> None:
+    t1, t2 = tv.task("a", mode="P1"), tv.task("b", mode="P2", level="C3")
+    e1 = tv.run(
+        t1,
+        [tv.search(fault="explicit"), tv.search(), tv.quote(), tv.book()],
+        answer=BOOKED,
+        episode_id="1",
+    )
+    e2 = tv.run(t2, [tv.search(fault="explicit", mode="P2")], answer="down", episode_id="2")
+    out = score([e1, e2], [t1, t2], n_boot=200)
+    assert out["toolmaze.prr.P1"]["value"] == 1.0
+    assert out["toolmaze.prr.P2"]["value"] == 0.0
+    assert out["toolmaze.rc.P2"]["value"] == 1.0  # exposed, failed: C_rec = 1
+    assert set(out["tables"]["toolmaze.by_level"]) == {"C2", "C3"}
+    assert set(out["tables"]["prefix.by_mode"]) == {"P1", "P2"}
+
+
+def test_recovery_without_task_uses_the_steps() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(
+        t,
+        [tv.search(fault="explicit"), tv.search(), tv.quote(), tv.book()],
+        answer=BOOKED,
+        success=True,
+    )
+    r = recovery_record(ep.model_copy(update={"mode": None}))
+    assert r.mode == "P1" and r.recovered and r.c_rec is None
+    extra = Step(index=9, call=Call(tool="search_flights", args={}))
+    assert recovery_record(ep.model_copy(update={"steps": [extra]})).exposed is False
