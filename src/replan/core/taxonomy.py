@@ -76,6 +76,9 @@ class VerdictCode(StrEnum):
     REDUNDANT_CALL = "redundant_call"
     MISSING_CALL = "missing_call"
     WRONG_TOOL = "wrong_tool"
+    # plan-level, decided by the agent graphs (no ParaRecover error type: S5 and plan history)
+    INVALID_PLAN = "invalid_plan"  # the planner's text is not a valid DAG (S5 = 0)
+    EXECUTED_NODE_CHANGED = "executed_node_changed"  # a replan altered a node that already ran
     # observed outcomes of a call that are the tool's fault, not the agent's
     EMPTY_RESULT = "empty_result"
     TIMEOUT = "timeout"

@@ -185,6 +185,30 @@ def executor_messages(
     return [_system("act", body, hint), HumanMessage(content=query)]
 
 
+def responder_messages(
+    query: str,
+    transcript: Sequence[BaseMessage],
+    plan_text: str | None = None,
+    *,
+    hint: bool = False,
+) -> list[BaseMessage]:
+    """Ask for the final answer once a plan's calls have run (the replanner loop's response node).
+
+    It is an acting request (``[replan:act]``) whose transcript already holds every executed
+    call (an AI message with the calls, then one tool message per result), so any model — and
+    the simulated one — reads it as a ReAct run whose next move is the answer.
+    """
+    body = (
+        "You are a tool-using assistant. The calls below were made for the user's request "
+        "(their results follow as tool messages). Do not call more tools: answer the user now "
+        "in plain text with the facts they asked for (ids, amounts, dates). If a needed step "
+        "failed, say clearly what could not be done."
+    )
+    if plan_text:
+        body += "\n\nThe plan that was executed:\n" + plan_text
+    return [_system("act", body, hint), HumanMessage(content=query), *transcript]
+
+
 def request_kind(messages: Sequence[BaseMessage]) -> RequestKind | None:
     """Which request a message list is (from the tag line of its system message)."""
     for m in messages:

@@ -1,0 +1,39 @@
+"""Plan-conditioned ReAct: a planner writes a plan first; nothing checks it; the ReAct
+executor runs with the plan in its instructions (the parsed DAG, or the raw text when the plan
+does not parse — its parse verdict is still recorded)."""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from replan.env.world import World
+from replan.nodes.config import AgentConfig
+from replan.nodes.executor import add_executor
+from replan.nodes.planner import make_planner_node
+from replan.nodes.state import AgentState, ended, make_start_node
+
+
+def _after_planner(state: AgentState) -> str:
+    return END if ended(state) else "executor"
+
+
+def build_plan_conditioned(
+    model: BaseChatModel,
+    world: World,
+    config: AgentConfig | None = None,
+    *,
+    checkpointer: Checkpointer = None,
+) -> CompiledStateGraph:
+    """``start → planner → executor → agent ⇄ tools``; input ``{"query", "world"}``."""
+    cfg = config or AgentConfig()
+    builder = StateGraph(AgentState)
+    builder.add_node("start", make_start_node(world))
+    builder.add_node("planner", make_planner_node(model, world, cfg))
+    add_executor(builder, model, world, cfg)
+    builder.add_edge(START, "start")
+    builder.add_edge("start", "planner")
+    builder.add_conditional_edges("planner", _after_planner, ["executor", END])
+    return builder.compile(checkpointer=checkpointer, name="plan_conditioned")

@@ -1,0 +1,63 @@
+"""Planner – tool agent – replanner loop with frontier execution of a DAG plan.
+
+``start → planner → dispatch ─Send×frontier→ tool_agent → replanner → dispatch → … → respond``.
+A round is one frontier wave: ``dispatch`` sends every ready call node to a ``tool_agent`` in
+one superstep, LangGraph runs them concurrently, their results merge through the state's
+reducers (steps ordered by plan node id), the ``replanner`` writes the updated DAG (an
+unparsable replan ends the episode with ``unparsable_plan``), and when only the response node
+is left ``respond`` writes the answer. Round budget: ``AgentConfig.max_rounds`` (default 20).
+See :mod:`replan.nodes.frontier` for how a wave stays deterministic while it runs in parallel.
+"""
+
+from __future__ import annotations
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from replan.env.world import World
+from replan.nodes.config import AgentConfig
+from replan.nodes.executor import bind_world_tools
+from replan.nodes.frontier import (
+    WaveGates,
+    make_dispatch_node,
+    make_replanner_node,
+    make_responder_node,
+    make_tool_agent,
+    ordered_world,
+)
+from replan.nodes.planner import make_planner_node
+from replan.nodes.state import AgentState, make_start_node
+
+
+def build_replanner_loop(
+    model: BaseChatModel,
+    world: World,
+    config: AgentConfig | None = None,
+    *,
+    checkpointer: Checkpointer = None,
+) -> CompiledStateGraph:
+    """The compiled loop; input ``{"query", "world"}``."""
+    cfg = config or AgentConfig()
+    view = ordered_world(world)
+    gates = WaveGates()
+    bound, _ = bind_world_tools(model, world)
+    builder = StateGraph(AgentState)
+    builder.add_node("start", make_start_node(world))
+    builder.add_node("planner", make_planner_node(model, view, cfg))
+    builder.add_node(
+        "dispatch",
+        make_dispatch_node(view, cfg, gates),
+        destinations=("tool_agent", "respond", END),
+    )
+    builder.add_node("tool_agent", make_tool_agent(view, gates))
+    builder.add_node("replanner", make_replanner_node(model, view, cfg))
+    builder.add_node("respond", make_responder_node(bound, cfg))
+    builder.add_edge(START, "start")
+    builder.add_edge("start", "planner")
+    builder.add_edge("planner", "dispatch")
+    builder.add_edge("tool_agent", "replanner")
+    builder.add_edge("replanner", "dispatch")
+    builder.add_edge("respond", END)
+    return builder.compile(checkpointer=checkpointer, name="replanner_loop")

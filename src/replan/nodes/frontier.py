@@ -1,0 +1,553 @@
+"""Frontier execution of a plan DAG: dispatch, tool agents, replanner, responder.
+
+A round is one frontier wave. ``dispatch`` sends every ready call node (``Plan.frontier``) to a
+``tool_agent`` in one superstep (``langgraph.types.Send``); LangGraph runs those branches
+concurrently, and their steps, outputs and world snapshots merge through the state's reducers.
+The ``replanner`` then sees the wave's results and writes the updated DAG; executed nodes are
+kept as they ran (a change is recorded as a finding). When only the response node is left, the
+``respond`` node writes the answer.
+
+Determinism under concurrency (:class:`WaveGate`): the calls of one wave mean what they would
+mean run one at a time in plan-node order — the order their Steps are recorded in, and the
+order in which a replay re-executes them. A call runs in the state left by the *effectful*
+calls (tools with effects) before it in that order, and injected faults are decided in that
+order too (:class:`OrderedFaults`: which call is a group's first, which invocation is the
+first). Calls of effect-free tools, the common case for sources and processors, overlap fully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.graph import END
+from langgraph.types import Command, Send
+
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode
+from replan.core.taxonomy import VerdictCode
+from replan.core.tools import ToolSpec, canonical_json
+from replan.core.trace import Call, EndReason, Finding, Step
+from replan.env.verifier import node_args
+from replan.env.world import FaultInjector, World, WorldState
+from replan.nodes.config import AgentConfig
+from replan.nodes.events import emit
+from replan.nodes.executor import text_of
+from replan.nodes.llm import ModelCallError, call_model
+from replan.nodes.planner import announce, plan_version, request_plan
+from replan.nodes.prompts import replanner_messages, responder_messages
+from replan.nodes.state import AgentState, Node, ended, finish, out_of_time, world_delta
+from replan.nodes.tools import as_tool_call, observation_text, run_call
+
+#: How long a wave member waits for the members before it (a safety net against a stalled
+#: branch; a healthy wave never comes close).
+GATE_TIMEOUT_S = 600.0
+
+
+class WaveGate:
+    """Orders the calls of one wave (positions 0..n-1 in plan-node order).
+
+    ``state_for(i)`` blocks until every effectful call before ``i`` has finished and returns
+    the state ``i`` must run in; ``intercept_turn(i)`` blocks until every call before ``i`` has
+    passed its fault decision (or finished without one). With a ``limit``, a member also waits
+    until fewer than ``limit`` members before it are unfinished. Waiting only ever targets
+    earlier positions, and LangGraph starts a superstep's branches in the order they were sent
+    (its pools are FIFO), so the earliest unfinished member can always run: no deadlock.
+    """
+
+    def __init__(
+        self,
+        base: WorldState,
+        effectful: list[bool],
+        limit: int | None = None,
+        timeout_s: float = GATE_TIMEOUT_S,
+    ):
+        self.base = base
+        self.effectful = effectful
+        self.limit = limit
+        self.timeout_s = timeout_s
+        self._cond = threading.Condition()
+        self._finished: dict[int, WorldState] = {}
+        self._intercepted: set[int] = set()
+
+    def _wait(self, ready: Any, what: str, position: int) -> None:
+        if not self._cond.wait_for(ready, timeout=self.timeout_s):
+            raise RuntimeError(
+                f"wave member {position} waited {self.timeout_s:g}s for earlier members ({what})"
+            )
+
+    def state_for(self, position: int) -> WorldState:
+        """Wait for the effectful calls before ``position`` (and for a free slot when the wave
+        has a ``limit``); the state the call at ``position`` runs in."""
+        before = [j for j in range(position) if self.effectful[j]]
+
+        def ready() -> bool:
+            if not all(j in self._finished for j in before):
+                return False
+            if self.limit is None:
+                return True
+            running = sum(1 for j in range(position) if j not in self._finished)
+            return running < self.limit
+
+        with self._cond:
+            self._wait(ready, "effects and free slots", position)
+            return self._finished[before[-1]] if before else self.base
+
+    def intercept_turn(self, position: int) -> None:
+        with self._cond:
+            self._wait(
+                lambda: all(j in self._intercepted for j in range(position)), "faults", position
+            )
+
+    def mark_intercepted(self, position: int) -> None:
+        with self._cond:
+            self._intercepted.add(position)
+            self._cond.notify_all()
+
+    def finish(self, position: int, state: WorldState) -> None:
+        with self._cond:
+            self._intercepted.add(position)
+            self._finished[position] = state
+            self._cond.notify_all()
+
+
+_SLOT: contextvars.ContextVar[tuple[WaveGate, int] | None] = contextvars.ContextVar(
+    "replan_wave_slot", default=None
+)
+
+
+class OrderedFaults:
+    """A fault injector wrapper that decides faults in wave order and one call at a time."""
+
+    def __init__(self, inner: FaultInjector):
+        self.inner = inner
+        self._lock = threading.Lock()
+
+    def intercept(self, spec: ToolSpec, args: Mapping[str, Any]) -> Any:
+        slot = _SLOT.get()
+        if slot is not None:
+            slot[0].intercept_turn(slot[1])
+        try:
+            with self._lock:
+                return self.inner.intercept(spec, args)
+        finally:
+            if slot is not None:
+                slot[0].mark_intercepted(slot[1])
+
+
+def ordered_world(world: World) -> World:
+    """A view of ``world`` (same tools, seed, initial state) whose faults are wave-ordered."""
+    faults = OrderedFaults(world.faults) if world.faults is not None else None
+    view = World(world.tools, world.initial_state, world.seed, faults)
+    return view
+
+
+class WaveGates:
+    """The open gate of each run of one graph, keyed ``<run id>:<round>``.
+
+    Plain objects, never checkpointed. A run keeps only its current round's gate (opening the
+    next round drops the previous one), so a wave resumed in the same graph after an
+    interruption finds its gate with the finished members marked. A wave resumed by another
+    graph instance (another process) finds none: its remaining calls then run against the
+    wave's starting state without ordering, and their effects still merge (as deltas).
+    """
+
+    def __init__(self) -> None:
+        self._gates: dict[str, WaveGate] = {}
+        self._lock = threading.Lock()
+
+    def open(self, key: str, gate: WaveGate) -> None:
+        run = key.rsplit(":", 1)[0]
+        with self._lock:
+            for old in [k for k in self._gates if k.rsplit(":", 1)[0] == run]:
+                del self._gates[old]
+            self._gates[key] = gate
+
+    def get(self, key: str) -> WaveGate | None:
+        with self._lock:
+            return self._gates.get(key)
+
+    def close(self, run: str) -> None:
+        with self._lock:
+            for old in [k for k in self._gates if k.rsplit(":", 1)[0] == run]:
+                del self._gates[old]
+
+
+def _settle_tool_less(plan: Plan, outputs: dict[str, Any]) -> dict[str, Any]:
+    """Mark ready nodes without a tool (reasoning nodes) done, until none is ready."""
+    settled: dict[str, Any] = {}
+    while True:
+        ready = [
+            nid
+            for nid in plan.frontier({*outputs, *settled})
+            if nid != RESPONSE and not plan.node(nid).is_call
+        ]
+        if not ready:
+            return settled
+        for nid in ready:
+            settled[nid] = None
+
+
+def make_dispatch_node(
+    world: World, cfg: AgentConfig, gates: WaveGates
+) -> Callable[[AgentState], Command]:
+    """Node: start a round — send every ready call node to a tool agent, or go respond."""
+
+    def dispatch(state: AgentState) -> Command:
+        gates.close(state["run_id"])  # the previous wave is over
+        if ended(state):
+            return Command(goto=END)
+        if late := out_of_time(state, cfg):
+            return Command(goto=END, update=late)
+        plan = state.get("plan")
+        if plan is None:  # the first plan did not parse: there is nothing to execute
+            last = (state.get("plans") or [None])[-1]
+            why = last.parse_error if last is not None else "no plan"
+            return Command(goto=END, update=finish(EndReason.UNPARSABLE_PLAN, error=why))
+        outputs = dict(state.get("outputs") or {})
+        settled = _settle_tool_less(plan, outputs)
+        outputs.update(settled)
+        calls = [plan.node(n) for n in plan.frontier(outputs) if plan.node(n).is_call]
+        if not calls:
+            return Command(goto="respond", update={"outputs": settled})
+        rnd = (state.get("round") or 0) + 1
+        if rnd > cfg.max_rounds:
+            return Command(
+                goto=END,
+                update={
+                    "outputs": settled,
+                    **finish(
+                        EndReason.ROUND_BUDGET,
+                        error=f"round budget of {cfg.max_rounds} waves spent",
+                    ),
+                },
+            )
+        base = state["world"]
+        effectful = [bool((s := world.tools.get(n.tool or "")) and s.effects) for n in calls]
+        key = f"{state['run_id']}:{rnd}"
+        gates.open(key, WaveGate(base, effectful, cfg.max_parallel))
+        emit("round_started", round=rnd, nodes=[n.id for n in calls])
+        first = len(state.get("steps") or [])
+        sends = [
+            Send(
+                "tool_agent",
+                {
+                    "node": n.model_dump(),
+                    "round": rnd,
+                    "index": first + i,
+                    "position": i,
+                    "gate": key,
+                    "bindings": outputs,
+                    "world": base,
+                },
+            )
+            for i, n in enumerate(calls)
+        ]
+        return Command(goto=sends, update={"round": rnd, "outputs": settled})
+
+    return dispatch
+
+
+#: LangGraph worker threads a sync run needs for a wave (its default pool is
+#: ``min(32, cores + 4)``: 6 on a 2-core runner); tool calls wait on I/O, not on cores.
+WAVE_THREADS = 32
+
+
+def _in_own_thread(fn: Any, *args: Any) -> asyncio.Future:
+    """Run ``fn(*args)`` in a new thread (with the caller's context); await its result.
+
+    A wave member may block while earlier members run, so async runs give each member its own
+    thread instead of a bounded pool that a wide wave could fill with waiting members.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future = loop.create_future()
+    context = contextvars.copy_context()  # keeps LangGraph's config (the stream writer)
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            (future.set_result if ok else future.set_exception)(value)
+
+    def run() -> None:
+        try:
+            result = context.run(fn, *args)
+        except BaseException as exc:
+            loop.call_soon_threadsafe(settle, False, exc)
+        else:
+            loop.call_soon_threadsafe(settle, True, result)
+
+    threading.Thread(target=run, name="replan-wave", daemon=True).start()
+    return future
+
+
+def make_tool_agent(world: World, gates: WaveGates) -> Runnable:
+    """Node (one per frontier node): execute the node's call with its references resolved.
+
+    Sync runs execute in LangGraph's worker pool (sized by ``runnable_config``); async runs
+    give each call its own thread, so a wide wave is not capped by asyncio's default executor.
+    """
+
+    def tool_agent(task: dict[str, Any]) -> dict[str, Any]:
+        node = PlanNode.model_validate(task["node"])
+        rnd, position = int(task["round"]), int(task["position"])
+        spec = world.tools.get(node.tool or "")
+        call = Call(
+            tool=node.tool or "",
+            args=node_args(node, spec),
+            node_id=node.id,
+            call_id=f"r{rnd}_{node.id}",
+        )
+        gate = gates.get(task["gate"])
+        base: WorldState = task["world"]
+        new_state = base
+        token = _SLOT.set((gate, position)) if gate is not None else None
+        try:
+            if gate is not None:
+                base = new_state = gate.state_for(position)
+            step, result = run_call(
+                world,
+                call,
+                bindings=task["bindings"],
+                state=base,
+                index=int(task["index"]),
+                round=rnd,
+            )
+            new_state = result.state
+        finally:
+            if gate is not None:
+                gate.finish(position, new_state)
+                _SLOT.reset(token)  # type: ignore[arg-type]
+        update: dict[str, Any] = {"steps": [step]}
+        explicit_fault = step.perturbation is not None and step.perturbation.explicit
+        if step.verdict.ok and not explicit_fault:
+            update["outputs"] = {node.id: step.observation}
+        delta = world_delta(base, new_state)
+        if delta is not None:
+            update["world"] = delta
+        return update
+
+    async def atool_agent(task: dict[str, Any]) -> dict[str, Any]:
+        return await _in_own_thread(tool_agent, task)
+
+    return RunnableLambda(tool_agent, afunc=atool_agent, name="tool_agent")
+
+
+def observation_record(step: Step) -> dict[str, Any]:
+    """One line of "results of the last wave" as the replanner reads it."""
+    return {
+        "node": step.call.node_id,
+        "tool": step.call.tool,
+        "args": step.call.args,
+        "result": step.observation,
+    }
+
+
+def with_status(plan: Plan, outputs: Mapping[str, Any], failed: set[str]) -> Plan:
+    """``plan`` with each node's status from execution: done, failed (last try) or pending."""
+    nodes = []
+    for n in plan.nodes:
+        status = "done" if n.id in outputs else "failed" if n.id in failed else "pending"
+        if n.id == ROOT and not n.is_call:
+            status = "done"
+        nodes.append(n if n.status == status else n.model_copy(update={"status": status}))
+    return Plan(nodes=nodes, thought=plan.thought)
+
+
+def _signature(n: PlanNode) -> str:
+    return canonical_json([n.tool, n.args, n.positional])
+
+
+def reconcile(
+    current: Plan, proposed: Plan, outputs: Mapping[str, Any]
+) -> tuple[Plan, list[Finding]]:
+    """The replanner's plan with executed nodes kept exactly as they ran.
+
+    Executed (done) nodes that the replan changed (tool or arguments: error; only deps or
+    status: warning) or removed are restored and reported; nodes the replan marks done that
+    never ran are reset to pending (warning). Statuses come from execution, never from the
+    model. Raises ``ValueError`` if the reconciled plan is not a DAG.
+    """
+    findings: list[Finding] = []
+
+    def note(node: str, message: str, severity: str = "error") -> None:
+        findings.append(
+            Finding(
+                node=node,
+                code=VerdictCode.EXECUTED_NODE_CHANGED,
+                message=message,
+                severity=severity,  # type: ignore[arg-type]
+            )
+        )
+
+    done = {nid for nid in outputs if current.get(nid) is not None}
+    nodes: list[PlanNode] = []
+    for n in proposed.nodes:
+        old = current.get(n.id)
+        if n.id in done and old is not None:
+            if _signature(n) != _signature(old):
+                note(
+                    n.id,
+                    f"node {n.id} already ran as {old.tool}({canonical_json(old.args)}); the "
+                    f"replan changed it to {n.tool}({canonical_json(n.args)}): kept as it ran",
+                )
+            elif n.deps != old.deps or n.status != "done":
+                what = "its dependencies" if n.deps != old.deps else "its status to not done"
+                note(n.id, f"node {n.id} already ran; the replan changed {what}", "warning")
+            nodes.append(old.model_copy(update={"status": "done"}))
+        elif n.id == ROOT and not n.is_call:
+            nodes.append(n.model_copy(update={"status": "done"}))
+        else:
+            if n.status == "done":
+                note(n.id, f"node {n.id} is marked done but never ran: it will run", "warning")
+            nodes.append(n.model_copy(update={"status": "pending"}))
+    kept = {n.id for n in nodes}
+    restored = [current.node(nid) for nid in current.ids if nid in done and nid not in kept]
+    for old in restored:
+        note(old.id, f"node {old.id} already ran; the replan removed it: kept as it ran")
+    if restored:
+        at = next((i for i, n in enumerate(nodes) if n.id == RESPONSE), len(nodes))
+        nodes[at:at] = [o.model_copy(update={"status": "done"}) for o in restored]
+    return Plan.from_nodes(nodes, thought=proposed.thought), findings
+
+
+def make_replanner_node(model: BaseChatModel, world: World, cfg: AgentConfig) -> Node:
+    """Node: read the last wave's results and write the updated DAG (parse verdict recorded)."""
+    specs = list(world.tools.values())
+
+    def replanner(state: AgentState) -> dict[str, Any]:
+        if late := out_of_time(state, cfg):
+            return late
+        rnd = state.get("round") or 0
+        outputs = state.get("outputs") or {}
+        wave = [s for s in state.get("steps") or [] if s.round == rnd]
+        failed = {s.call.node_id for s in wave if s.call.node_id not in outputs}
+        current = with_status(state["plan"], outputs, failed)  # type: ignore[arg-type]
+        messages = replanner_messages(
+            state["query"],
+            specs,
+            current.to_pararecover(),
+            [observation_record(s) for s in wave],
+            round_index=rnd,
+            hint=cfg.hint,
+        )
+        try:
+            text, parsed, reply = request_plan(model, messages, cfg)
+        except ModelCallError as exc:
+            return finish(EndReason.MODEL_ERROR, error=exc.message)
+        pv = plan_version(len(state.get("plans") or []), rnd, "replanner", text, parsed)
+        if not isinstance(parsed, Plan):
+            announce(pv)
+            return {
+                "plans": [pv],
+                "usage": reply.usage,
+                **finish(EndReason.UNPARSABLE_PLAN, error=pv.parse_error),
+            }
+        try:
+            merged, findings = reconcile(current, parsed, outputs)
+        except ValueError as exc:
+            pv = pv.model_copy(
+                update={"parse_ok": False, "parse_error": f"after keeping executed nodes: {exc}"}
+            )
+            announce(pv)
+            return {
+                "plans": [pv],
+                "usage": reply.usage,
+                **finish(EndReason.UNPARSABLE_PLAN, error=pv.parse_error),
+            }
+        pv = pv.model_copy(update={"findings": findings})
+        announce(pv)
+        return {"plans": [pv], "plan": merged, "usage": reply.usage}
+
+    return replanner
+
+
+def transcript(steps: list[Step]) -> list[BaseMessage]:
+    """Executed calls as a ReAct transcript: per round, one AI message and its tool results."""
+    out: list[BaseMessage] = []
+    for rnd in sorted({s.round for s in steps}):
+        wave = [s for s in steps if s.round == rnd]
+        calls = [as_tool_call(s.call, s.resolved_args) for s in wave]
+        out.append(AIMessage(content="", tool_calls=calls))
+        out += [
+            ToolMessage(
+                content=observation_text(s.observation),
+                tool_call_id=c["id"],
+                name=s.call.tool,
+            )
+            for s, c in zip(wave, calls, strict=True)
+        ]
+    return out
+
+
+def answer_from_results(plan: Plan, outputs: Mapping[str, Any]) -> str:
+    """A plain answer built from the plan's results (the response node's inputs, else all)."""
+    response = plan.get(RESPONSE)
+    ids = [d for d in (response.deps if response else []) if outputs.get(d) is not None]
+    if not ids:
+        ids = [n.id for n in plan.nodes if outputs.get(n.id) is not None]
+    if not ids:
+        return "No results: none of the planned calls succeeded."
+    lines = []
+    for nid in ids:
+        node = plan.get(nid)
+        label = f"{nid} ({node.tool})" if node is not None and node.tool else nid
+        lines.append(f"- {label}: {observation_text(outputs[nid])}")
+    return "Results of the plan:\n" + "\n".join(lines)
+
+
+def make_responder_node(bound_model: Runnable, cfg: AgentConfig) -> Node:
+    """Node: the model writes the final answer from the results; if it cannot, the plan's
+    results are the answer. ``meta.answer_source`` records which (``model``/``plan_results``)."""
+
+    def respond(state: AgentState) -> dict[str, Any]:
+        if late := out_of_time(state, cfg):
+            return late
+        plan: Plan = state["plan"]  # type: ignore[assignment]
+        outputs = state.get("outputs") or {}
+        messages = responder_messages(
+            state["query"], transcript(state.get("steps") or []), plan.to_text(), hint=cfg.hint
+        )
+        update: dict[str, Any] = {}
+        answer, why = "", None
+        try:
+            reply = call_model(bound_model, messages, retry=cfg.retry)
+            update["usage"] = reply.usage
+            if getattr(reply.output, "tool_calls", None):
+                why = "the model called tools instead of answering"
+            else:
+                answer = text_of(reply.output)
+                why = None if answer else "the model returned an empty answer"
+        except ModelCallError as exc:
+            why = exc.message
+        source = "model" if answer else "plan_results"
+        if not answer:
+            answer = answer_from_results(plan, outputs)
+        emit("answer", source=source)
+        meta: dict[str, Any] = {"answer_source": source}
+        if why:
+            meta["answer_fallback_reason"] = why
+        return {**update, "meta": meta, **finish(EndReason.ANSWERED, final_answer=answer)}
+
+    return respond
+
+
+__all__ = [
+    "WAVE_THREADS",
+    "OrderedFaults",
+    "WaveGate",
+    "WaveGates",
+    "answer_from_results",
+    "make_dispatch_node",
+    "make_replanner_node",
+    "make_responder_node",
+    "make_tool_agent",
+    "observation_record",
+    "ordered_world",
+    "reconcile",
+    "transcript",
+    "with_status",
+]
