@@ -156,11 +156,19 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
     try:
         faults = fault_injector(job.task)
         if cfg.agent_factory:
-            from replan.graphs.custom import arun_compiled_agent
+            from replan.graphs.custom import run_compiled_agent
 
             factory = agent or load_factory(cfg.agent_factory)
-            ep = await arun_compiled_agent(
-                factory, model, job.task, faults=faults, seed=job.seed, config=episode_config(cfg)
+            ep = await asyncio.to_thread(
+                run_compiled_agent,
+                factory,
+                model,
+                job.task,
+                faults=faults,
+                seed=job.seed,
+                config=episode_config(cfg),
+                design=job.design,
+                episode_id=job.key,
             )
         else:
             ep = await arun_episode(
