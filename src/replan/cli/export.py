@@ -1,0 +1,160 @@
+"""``replan export sft|dpo DIR``: training data from scored runs (ParaRecover RQ4).
+
+``sft`` writes the well-scored replanning steps as chat-format JSONL; ``dpo`` writes preference
+pairs from trajectories of the same task. Scores are the SDE items in the results store (see
+:mod:`replan.runner.export` for the exact rules). The output says how many steps had which
+items; a missing item is never read as 0.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from replan.runner.export import (
+    DEFAULT_MIN_AVG,
+    DEFAULT_MIN_GAP,
+    DEFAULT_MIN_SCORE,
+    ExportSummary,
+)
+
+export_app = typer.Typer(
+    help="Export scored runs as training data (SFT examples, DPO preference pairs).",
+    no_args_is_help=True,
+)
+
+_DIR = typer.Argument(..., file_okay=False, help="results directory (holds results.sqlite)")
+_OUT = typer.Option(None, "--out", dir_okay=False, help="JSONL file (default DIR/<kind>.jsonl)")
+_MIN_ITEMS = typer.Option(
+    15,
+    "--min-items",
+    min=1,
+    max=15,
+    help="SDE items (of 15) that must be scored for a step to count; without a judge only "
+    "S5 and E5 are",
+)
+_AUTO = typer.Option(
+    False, "--use-auto", help="fill missing judged items with their sde.auto.<item> estimates"
+)
+_META = typer.Option(False, "--with-meta", help="add a 'metadata' key naming the source runs")
+_JSON = typer.Option(False, "--json", help="print one JSON object on stdout")
+
+
+def _print(summary: ExportSummary, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), ensure_ascii=False))
+        return
+    out = Console()
+    d = summary.to_dict()
+    out.print(
+        f"{summary.written} {'example(s)' if summary.kind == 'sft' else 'pair(s)'} -> "
+        f"{summary.out}",
+        highlight=False,
+    )
+    out.print(
+        f"{summary.episodes} episode(s), {summary.steps} with a scored replanning step, "
+        f"{summary.complete} with all 15 SDE items, {summary.eligible} usable "
+        f"(thresholds: {', '.join(f'{k}={v}' for k, v in summary.thresholds.items())})",
+        highlight=False,
+    )
+    table = Table(title="steps scored on each SDE item")
+    for item in summary.item_counts:
+        table.add_column(item, justify="right")
+    table.add_row(*(str(v) for v in summary.item_counts.values()))
+    out.print(table)
+    for reason, n in sorted(summary.excluded.items()):
+        out.print(f"  left out: {n} step(s): {reason}", highlight=False)
+    for key in (
+        "not_above_min_avg",
+        "duplicates",
+        "below_min_score",
+        "tasks_with_several_requests",
+    ):
+        if d.get(key):
+            out.print(f"  {key.replace('_', ' ')}: {d[key]}", highlight=False)
+    if summary.steps and summary.complete == 0 and summary.thresholds.get("min_items") == 15:
+        out.print(
+            "  no step has all 15 items (the 13 judged items need an LLM judge); lower "
+            "--min-items to use the scored ones, or add --use-auto",
+            highlight=False,
+        )
+
+
+@export_app.command("sft")
+def sft_command(
+    out_dir: Path = _DIR,
+    min_avg: float = typer.Option(
+        DEFAULT_MIN_AVG,
+        "--min-avg",
+        help="keep steps whose SDE score (15-point scale) is greater than this",
+    ),
+    out: Path | None = _OUT,
+    min_items: int = _MIN_ITEMS,
+    use_auto: bool = _AUTO,
+    with_meta: bool = _META,
+    as_json: bool = _JSON,
+) -> None:
+    """Well-scored replanning steps as chat-format SFT JSONL.
+
+    Each line is {"messages": [system, user, assistant]}: the replanner request and the plan
+    the agent wrote."""
+    from replan.runner.export import export_sft
+
+    try:
+        summary = export_sft(
+            out_dir,
+            out,
+            min_avg=min_avg,
+            min_items=min_items,
+            use_auto=use_auto,
+            with_meta=with_meta,
+        )
+    except (FileNotFoundError, ValueError) as exc:
+        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        raise typer.Exit(1) from exc
+    _print(summary, as_json)
+
+
+@export_app.command("dpo")
+def dpo_command(
+    out_dir: Path = _DIR,
+    min_score: float = typer.Option(
+        DEFAULT_MIN_SCORE, "--min-score", help="both trajectories must score at least this"
+    ),
+    min_gap: float = typer.Option(
+        DEFAULT_MIN_GAP, "--min-gap", help="chosen minus rejected score must exceed this"
+    ),
+    out: Path | None = _OUT,
+    min_items: int = _MIN_ITEMS,
+    use_auto: bool = _AUTO,
+    with_meta: bool = _META,
+    as_json: bool = _JSON,
+) -> None:
+    """Preference pairs from trajectories of the same task as DPO JSONL.
+
+    Each line is {"prompt", "chosen", "rejected"} in TRL's conversational layout; the
+    trajectory with the higher SDE score is chosen."""
+    from replan.runner.export import export_dpo
+
+    try:
+        summary = export_dpo(
+            out_dir,
+            out,
+            min_score=min_score,
+            min_gap=min_gap,
+            min_items=min_items,
+            use_auto=use_auto,
+            with_meta=with_meta,
+        )
+    except (FileNotFoundError, ValueError) as exc:
+        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        raise typer.Exit(1) from exc
+    _print(summary, as_json)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(export_app, name="export")

@@ -1,0 +1,527 @@
+"""What the report shows, computed from a results store: per-agent aggregates, C × P cells,
+first-error types, paired comparisons (between designs of one store, or between two stores).
+
+Decisions:
+
+- **Unit** = one agent design, or ``design · model`` when the store holds several models.
+- **Failures** (end reasons in :data:`replan.runner.store.FAILURE_END_REASONS`: model error,
+  crash, timeout) did not run to a verdict of the agent's own; they are *counted separately* and
+  left out of every metric (a crashed run with no calls would otherwise count as a clean run).
+- **PRR** and **RC** in the summary row pool the perturbed modes P1–P4: PRR = recovered exposed
+  runs / exposed runs (Wilson), RC = mean of pert·C_rec over P1–P4 runs where defined (bootstrap).
+  Per-mode values are in the C × P cells and the per-mode table.
+- **Paired tests** go through :func:`replan.evaluators.compare` (McNemar on success and clean
+  runs, paired bootstrap on AUC-PEC terms, C_rec and E5). A rate difference gets its interval
+  from a paired bootstrap over the same pairs (the McNemar counts fix the pairs' differences).
+  A verdict calls a difference significant at ``alpha`` (0.05, not adjusted for multiple
+  comparisons); a bootstrap test on fewer than :data:`MIN_PAIRS` pairs is not called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from replan.core.task import MODES, Task
+from replan.core.taxonomy import ErrorType
+from replan.core.trace import Episode
+from replan.evaluators import (
+    EpisodeScore,
+    bootstrap_mean,
+    compare,
+    paired_bootstrap,
+    score_one,
+    score_records,
+    task_of,
+    wilson,
+)
+from replan.evaluators.stats import N_BOOT
+from replan.evaluators.toolmaze import PERTURBED_MODES
+from replan.runner.store import FAILURE_END_REASONS, ResultsStore, episode_key
+
+ALPHA = 0.05
+#: fewest pairs on which a paired-bootstrap difference is called significant
+MIN_PAIRS = 5
+ERROR_TYPES: tuple[str, ...] = tuple(e.value for e in ErrorType)
+
+
+def open_store(out_dir: str | Path) -> ResultsStore:
+    """The results store of ``out_dir``; a clear error when there is none (nothing is created)."""
+    path = Path(out_dir) / ResultsStore.FILENAME
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{out_dir}: no {ResultsStore.FILENAME} here, so it is not a replan results "
+            "directory (write one with `replan run --out DIR`)"
+        )
+    return ResultsStore(out_dir)
+
+
+def key_of(ep: Episode) -> str:
+    """The store key of an episode (task, design, model, seed)."""
+    return episode_key(ep.task_id, ep.design, ep.model, ep.seed)
+
+
+def is_failure(ep: Episode) -> bool:
+    """An episode that did not run to a verdict of the agent's own (counted separately)."""
+    return ep.end_reason.value in FAILURE_END_REASONS
+
+
+def _level_key(level: str) -> tuple:
+    m = re.match(r"^(\D*)(\d+)$", level)
+    return (level == "-", m.group(1) if m else level, int(m.group(2)) if m else 0, level)
+
+
+def order_levels(levels: Iterable[str]) -> list[str]:
+    """C1 < C2 < … < C10, unknown level ("-") last."""
+    return sorted(set(levels), key=_level_key)
+
+
+def order_modes(modes: Iterable[str]) -> list[str]:
+    rank = {m: i for i, m in enumerate(MODES)}
+    return sorted(set(modes), key=lambda m: (rank.get(m, 99), m))
+
+
+# -- per agent ---------------------------------------------------------------------------------
+@dataclass
+class Unit:
+    """One agent (design, or design · model) with its scored episodes and aggregates."""
+
+    label: str
+    design: str
+    model: str
+    scores: list[EpisodeScore]
+    failures: list[Episode]
+    aggregate: dict[str, Any] = field(default_factory=dict)
+    row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def episodes(self) -> list[Episode]:
+        return [s.episode for s in self.scores]
+
+
+def pooled_recovery(
+    scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
+) -> dict[str, Any]:
+    """PRR and RC pooled over the runs of P1–P4 (see the module docstring)."""
+    recs = [s.recovery for s in scores if s.recovery.mode in PERTURBED_MODES]
+    exposed = [r for r in recs if r.exposed]
+    prr = wilson(sum(1 for r in exposed if r.recovered), len(exposed)).to_dict()
+    prr["exposed"] = len(exposed)
+    terms = [r.rc_term for r in recs]
+    defined = [t for t in terms if t is not None]
+    rc = bootstrap_mean(defined, key="report.rc", seed=seed, n_boot=n_boot).to_dict()
+    rc["rc_unknown"] = len(terms) - len(defined)
+    return {"prr": prr, "rc": rc}
+
+
+def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
+    """The headline metrics of one unit, each an estimate dict (value, low, high, n, method)."""
+    agg = unit.aggregate
+    reasons: dict[str, int] = defaultdict(int)
+    for e in unit.failures:
+        reasons[e.end_reason.value] += 1
+    row: dict[str, Any] = {
+        "episodes": len(unit.scores),
+        "failures": len(unit.failures),
+        "failure_reasons": dict(sorted(reasons.items())),
+    }
+    if not unit.scores:
+        return row
+    pooled = pooled_recovery(unit.scores, seed=seed, n_boot=n_boot)
+    row.update(
+        {
+            "TSR": agg["toolmaze.tsr"],
+            "PRR": pooled["prr"],
+            "RC": pooled["rc"],
+            "Avg": agg.get("toolmaze.avg"),
+            "TER": agg["prefix.ter"],
+            "AUC-PEC": agg["prefix.auc_pec"],
+            "RR": agg["prefix.rr"],
+            "E5": agg.get("sde.E5"),
+            "calls": bootstrap_mean(
+                [s.prefix.n for s in unit.scores], key="report.calls", seed=seed, n_boot=n_boot
+            ).to_dict(),
+            "pass^k": agg.get("pass^k"),
+        }
+    )
+    return row
+
+
+def build_units(
+    episodes: Sequence[Episode],
+    tasks: Mapping[str, Task],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> tuple[list[Unit], dict[str, EpisodeScore]]:
+    """Score every non-failed episode once and aggregate per unit; also returns the per-episode
+    scores by store key (for the drill-down)."""
+    models = sorted({e.model for e in episodes})
+    several = len(models) > 1
+    parts: dict[tuple[str, str], list[Episode]] = defaultdict(list)
+    for e in episodes:
+        parts[(e.design, e.model)].append(e)
+    by_key: dict[str, EpisodeScore] = {}
+    units: list[Unit] = []
+    for design, model in sorted(parts):
+        eps = parts[(design, model)]
+        scores = []
+        for e in eps:
+            if is_failure(e):
+                continue
+            s = score_one(e, task_of(e, tasks))
+            by_key[key_of(e)] = s
+            scores.append(s)
+        unit = Unit(
+            label=f"{design} · {model}" if several else design,
+            design=design,
+            model=model,
+            scores=scores,
+            failures=[e for e in eps if is_failure(e)],
+        )
+        if scores:
+            unit.aggregate = score_records(scores, seed=seed, n_boot=n_boot)
+        unit.row = summary_row(unit, seed=seed, n_boot=n_boot)
+        units.append(unit)
+    return units, by_key
+
+
+def first_error_table(units: Sequence[Unit]) -> dict[str, dict[str, dict[str, Any]]]:
+    """type -> unit label -> {count, share (Wilson, among the unit's runs with an error)}.
+
+    Rows: the 14 ParaRecover types in taxonomy order, then any other label seen
+    (``unmapped``: a first error whose code has no ParaRecover type).
+    """
+    seen: dict[str, dict[str, Any]] = {}
+    for u in units:
+        seen[u.label] = (u.aggregate or {}).get("prefix.first_error_types") or {}
+    extra = sorted({t for d in seen.values() for t in d} - set(ERROR_TYPES))
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for t in (*ERROR_TYPES, *extra):
+        out[t] = {}
+        for u in units:
+            eligible = (u.aggregate or {}).get("prefix.rr", {}).get("eligible", 0)
+            count = seen[u.label].get(t, {}).get("count", 0)
+            out[t][u.label] = {"count": count, "share": wilson(count, eligible).to_dict()}
+    return out
+
+
+def cell_grid(unit: Unit) -> tuple[list[str], list[str], dict[str, dict[str, Any]]]:
+    """(levels, modes, cells keyed "level/mode") of a unit's C × P table."""
+    cells = ((unit.aggregate or {}).get("tables") or {}).get("toolmaze.by_level_mode") or {}
+    levels = order_levels(k.split("/", 1)[0] for k in cells)
+    modes = order_modes(k.split("/", 1)[1] for k in cells)
+    return levels, modes, cells
+
+
+# -- paired tests ------------------------------------------------------------------------------
+#: (key in evaluators.compare, words, lower is better)
+PAIRED_METRICS: tuple[tuple[str, str, bool], ...] = (
+    ("success", "success rate", False),
+    ("clean", "clean-run rate", False),
+    ("prefix.auc", "AUC-PEC", False),
+    ("toolmaze.c_rec", "recovery cost (C_rec)", True),
+    ("sde.E5", "E5 (round efficiency)", False),
+)
+
+
+def fmt_p(p: float | None) -> str:
+    if p is None:
+        return "p = n/a"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _binary_interval(res: Mapping[str, Any], key: str, seed: int, n_boot: int) -> dict[str, Any]:
+    """Paired-bootstrap interval of a rate difference from its McNemar counts."""
+    a_only, b_only, both, neither = res["a_only"], res["b_only"], res["both"], res["neither"]
+    xs = [1.0] * a_only + [0.0] * b_only + [1.0] * both + [0.0] * neither
+    ys = [0.0] * a_only + [1.0] * b_only + [1.0] * both + [0.0] * neither
+    return paired_bootstrap(xs, ys, key=key, seed=seed, n_boot=n_boot)
+
+
+def verdict(
+    name_x: str,
+    name_y: str,
+    words: str,
+    diff: float | None,
+    p: float | None,
+    n: int,
+    *,
+    alpha: float = ALPHA,
+    bootstrap: bool = False,
+) -> str:
+    """The result of one paired test in words, e.g. "dual_loop has a higher clean-run rate than
+    react (p = 0.003)"."""
+    if not n or diff is None or p is None:
+        return f"no paired runs to compare the {words} of {name_x} and {name_y}"
+    if bootstrap and n < MIN_PAIRS:
+        return f"too few paired runs (n = {n}) to test the {words} of {name_x} and {name_y}"
+    if p < alpha and diff != 0:
+        how = "higher" if diff > 0 else "lower"
+        return f"{name_x} has a {how} {words} than {name_y} ({fmt_p(p)})"
+    return f"no significant difference in {words} between {name_x} and {name_y} ({fmt_p(p)})"
+
+
+def paired_tests(
+    eps_x: Sequence[Episode],
+    eps_y: Sequence[Episode],
+    tasks: Mapping[str, Task],
+    *,
+    name_x: str,
+    name_y: str,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    alpha: float = ALPHA,
+) -> dict[str, Any]:
+    """Paired tests of X − Y on the same (task, seed) pairs, each with an interval and a verdict.
+
+    Failed episodes (see :func:`is_failure`) are left out first, so their pairs count as
+    unpaired.
+    """
+    xs = [e for e in eps_x if not is_failure(e)]
+    ys = [e for e in eps_y if not is_failure(e)]
+    res = compare(xs, ys, tasks, seed=seed, n_boot=n_boot)
+    tests: dict[str, Any] = {}
+    for key, words, lower_better in PAIRED_METRICS:
+        r = res[key]
+        if key in ("success", "clean"):
+            n = r["n"]
+            iv = _binary_interval(r, f"compare.{key}", seed, n_boot)
+            entry = {
+                "n": n,
+                "x": (r["a_only"] + r["both"]) / n if n else None,
+                "y": (r["b_only"] + r["both"]) / n if n else None,
+                "difference": r["difference"],
+                "low": iv["low"],
+                "high": iv["high"],
+                "p_value": r["p_value"] if n else None,
+                "method": f"McNemar ({r['method']})",
+                "x_only": r["a_only"],
+                "y_only": r["b_only"],
+            }
+            boot = False
+        else:
+            n = r["n"]
+            entry = {
+                "n": n,
+                "difference": r["difference"],
+                "low": r["low"],
+                "high": r["high"],
+                "p_value": r["p_value"],
+                "method": "paired bootstrap",
+            }
+            boot = True
+        entry["lower_is_better"] = lower_better
+        entry["verdict"] = verdict(
+            name_x,
+            name_y,
+            words,
+            entry["difference"],
+            entry["p_value"],
+            n,
+            alpha=alpha,
+            bootstrap=boot,
+        )
+        tests[key] = entry
+    return {
+        "x": name_x,
+        "y": name_y,
+        "pairs": res["pairs"],
+        "unpaired_x": res["unpaired_a"],
+        "unpaired_y": res["unpaired_b"],
+        "failures_x": len(eps_x) - len(xs),
+        "failures_y": len(eps_y) - len(ys),
+        "tests": tests,
+    }
+
+
+def unit_comparisons(
+    units: Sequence[Unit],
+    tasks: Mapping[str, Task],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    alpha: float = ALPHA,
+) -> list[dict[str, Any]]:
+    """Paired tests between units of the same model (designs) and of the same design (models)."""
+    out = []
+    for i, a in enumerate(units):
+        for b in units[i + 1 :]:
+            if a.model != b.model and a.design != b.design:
+                continue
+            eps_a = a.episodes + a.failures
+            eps_b = b.episodes + b.failures
+            out.append(
+                paired_tests(
+                    eps_a,
+                    eps_b,
+                    tasks,
+                    name_x=a.label,
+                    name_y=b.label,
+                    seed=seed,
+                    n_boot=n_boot,
+                    alpha=alpha,
+                )
+            )
+    return out
+
+
+# -- the whole report --------------------------------------------------------------------------
+@dataclass
+class ReportData:
+    """Everything the HTML report renders."""
+
+    out_dir: Path
+    experiments: list[tuple[str, dict[str, Any]]]
+    tasks: dict[str, Task]
+    episodes: list[Episode]
+    units: list[Unit]
+    scores: dict[str, EpisodeScore]
+    errors: dict[str, dict[str, dict[str, Any]]]
+    comparisons: list[dict[str, Any]]
+
+
+def collect(
+    out_dir: str | Path, *, seed: int = 0, n_boot: int = N_BOOT, alpha: float = ALPHA
+) -> ReportData:
+    """Read the store of ``out_dir`` and compute everything the report shows."""
+    with open_store(out_dir) as store:
+        experiments = store.experiments()
+        tasks = store.tasks()
+        episodes = store.episodes()
+    units, scores = build_units(episodes, tasks, seed=seed, n_boot=n_boot)
+    return ReportData(
+        out_dir=Path(out_dir),
+        experiments=experiments,
+        tasks=tasks,
+        episodes=episodes,
+        units=units,
+        scores=scores,
+        errors=first_error_table(units),
+        comparisons=unit_comparisons(units, tasks, seed=seed, n_boot=n_boot, alpha=alpha),
+    )
+
+
+# -- two stores --------------------------------------------------------------------------------
+def _pairing(eps_a: Sequence[Episode], eps_b: Sequence[Episode], a: str, b: str) -> bool:
+    """True to pair by (design, model), False to pair by design alone (a model change).
+
+    By (design, model) when both sides hold the same models; otherwise each side must hold
+    one model per design.
+    """
+    models_a = {e.model for e in eps_a}
+    models_b = {e.model for e in eps_b}
+    if models_a == models_b:
+        return True
+    for name, eps in ((a, eps_a), (b, eps_b)):
+        per: dict[str, set[str]] = defaultdict(set)
+        for e in eps:
+            per[e.design].add(e.model)
+        for design, ms in sorted(per.items()):
+            if len(ms) > 1:
+                raise ValueError(
+                    f"{name} holds {len(ms)} models for design {design} ({', '.join(sorted(ms))})"
+                    " and the two directories do not hold the same models: compare needs one "
+                    "model per design, or the same models on both sides"
+                )
+    return False
+
+
+def compare_dirs(
+    dir_a: str | Path,
+    dir_b: str | Path,
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    alpha: float = ALPHA,
+) -> dict[str, Any]:
+    """Paired deltas B − A per design present in both stores (same tasks, same seeds).
+
+    Tasks come from both stores (B's wins where an id is in both); the result lists the task ids
+    only one side ran and the task ids whose definitions differ.
+    """
+    with open_store(dir_a) as sa:
+        eps_a, tasks_a = sa.episodes(), sa.tasks()
+    with open_store(dir_b) as sb:
+        eps_b, tasks_b = sb.episodes(), sb.tasks()
+    name_a, name_b = "A", "B"
+    if not eps_a or not eps_b:
+        empty = dir_a if not eps_a else dir_b
+        raise ValueError(f"{empty} has no episodes to compare")
+    by_model = _pairing(eps_a, eps_b, str(dir_a), str(dir_b))
+
+    def unit(e: Episode) -> str:
+        return f"{e.design} · {e.model}" if by_model else e.design
+
+    ga: dict[str, list[Episode]] = defaultdict(list)
+    gb: dict[str, list[Episode]] = defaultdict(list)
+    for e in eps_a:
+        ga[unit(e)].append(e)
+    for e in eps_b:
+        gb[unit(e)].append(e)
+    tasks = {**tasks_a, **tasks_b}
+    differ = sorted(
+        t
+        for t in set(tasks_a) & set(tasks_b)
+        if tasks_a[t].model_dump_json() != tasks_b[t].model_dump_json()
+    )
+    ran_a = {e.task_id for e in eps_a}
+    ran_b = {e.task_id for e in eps_b}
+    designs: dict[str, Any] = {}
+    for label in sorted(set(ga) & set(gb)):
+        res = paired_tests(
+            gb[label],
+            ga[label],
+            tasks,
+            name_x=name_b,
+            name_y=name_a,
+            seed=seed,
+            n_boot=n_boot,
+            alpha=alpha,
+        )
+        models_a = sorted({e.model for e in ga[label]})
+        models_b = sorted({e.model for e in gb[label]})
+        designs[label] = {
+            "model_a": models_a[0] if len(models_a) == 1 else models_a,
+            "model_b": models_b[0] if len(models_b) == 1 else models_b,
+            "pairs": res["pairs"],
+            "unpaired_a": res["unpaired_y"],
+            "unpaired_b": res["unpaired_x"],
+            "failures_a": res["failures_y"],
+            "failures_b": res["failures_x"],
+            "metrics": {
+                key: {
+                    "n": t["n"],
+                    "a": t.get("y"),
+                    "b": t.get("x"),
+                    "delta": t["difference"],
+                    "low": t["low"],
+                    "high": t["high"],
+                    "p_value": t["p_value"],
+                    "method": t["method"],
+                    "lower_is_better": t["lower_is_better"],
+                    "verdict": t["verdict"],
+                }
+                for key, t in res["tests"].items()
+            },
+        }
+    return {
+        "a": {"dir": str(dir_a), "episodes": len(eps_a)},
+        "b": {"dir": str(dir_b), "episodes": len(eps_b)},
+        "paired_by": "design and model" if by_model else "design",
+        "delta": "B - A",
+        "alpha": alpha,
+        "tasks": {
+            "shared": len(ran_a & ran_b),
+            "only_a": sorted(ran_a - ran_b),
+            "only_b": sorted(ran_b - ran_a),
+            "definition_differs": differ,
+        },
+        "only_a": sorted(set(ga) - set(gb)),
+        "only_b": sorted(set(gb) - set(ga)),
+        "designs": designs,
+    }

@@ -1,0 +1,46 @@
+"""The report renders in headless Chromium (slow), and ``replan report`` from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rp_build as rb
+from matplotlib.image import imread
+from typer.testing import CliRunner
+
+from replan.cli import app
+from replan.report import find_chromium, screenshot, write_report
+
+
+def test_report_cli_writes_the_page(tmp_path: Path) -> None:
+    out = rb.two_design_store(tmp_path)
+    res = CliRunner().invoke(app, ["report", str(out), "--json", "--n-boot", "200"])
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.stdout)
+    assert obj["report"] == str(out / "report.html")
+    assert len(obj["plots"]) == 5 and obj["screenshot"] is None
+    assert (out / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
+    assert res.exit_code == 1 and "not a replan results directory" in res.stderr
+
+
+@pytest.mark.slow
+def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    exe = find_chromium()
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
+    out = rb.two_design_store(tmp_path / "run")
+    page = write_report(out, n_boot=300)
+    shot = screenshot(page, out / "report.png", chromium=exe, size=(1280, 3000))
+    print(f"screenshot for review: {shot}")
+    img = imread(shot)[..., :3]
+    assert img.shape[:2] == (3000, 1280)
+    spread = img.max(axis=2) - img.min(axis=2)
+    # the page is greyscale apart from the plots: coloured pixels mean the PNGs decoded and drew
+    assert np.mean(spread > 0.3) > 0.01
+    # and text was laid out: a fair share of dark pixels, but far from a black page
+    dark = np.mean(img.mean(axis=2) < 0.4)
+    assert 0.005 < dark < 0.5
