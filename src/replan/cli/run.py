@@ -133,18 +133,19 @@ def execute(
 
 def finish(out: Path, outcome: Any, *, as_json: bool, console: Console) -> dict[str, Any]:
     """Summarise, write the report, print the table (or return the JSON summary)."""
-    from replan.runner.store import ResultsStore
     from replan.runner.summary import HEADLINE, fmt_estimate, summarize
 
-    with ResultsStore(out) as store:
-        summary = summarize(store)
+    summary = summarize(out)
     report_path = None
     try:
         from replan.report import write_report
 
         report_path = write_report(out)
-    except ImportError:
-        pass
+    except Exception as exc:  # the results are stored; a report failure must not hide them
+        console.print(
+            f"[yellow]the report could not be written ({type(exc).__name__}: {exc}); "
+            f"the results are in {out}, try `replan report {out}`[/]"
+        )
     console.print(
         f"{outcome.total} episodes ({outcome.skipped} already done, {outcome.ran} run, "
         f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}"
@@ -158,18 +159,14 @@ def finish(out: Path, outcome: Any, *, as_json: bool, console: Console) -> dict[
         }
     table = Table(title="replan: designs compared (95% intervals)")
     table.add_column("design")
-    for title, _ in HEADLINE:
+    for title in HEADLINE:
         table.add_column(title, justify="right")
     table.add_column("failed", justify="right")
-    for label, agg in summary.items():
-        cells = []
-        for title, key in HEADLINE:
-            text = fmt_estimate(agg.get(key))
-            if title == "RR" and isinstance(agg.get("prefix.eligible"), (int, float)):
-                text += f" (n={agg['prefix.eligible']:.0f})"
-            cells.append(text)
-        table.add_row(label, *cells, str(agg.get("failures", 0)))
-    Console(file=sys.stdout).print(table)
+    for label, row in summary.items():
+        table.add_row(
+            label, *(fmt_estimate(row.get(t)) for t in HEADLINE), str(row.get("failures", 0))
+        )
+    Console(file=sys.stdout, width=200).print(table)
     if report_path:
         console.print(f"report: {report_path}")
     return {}

@@ -5,8 +5,10 @@ Decisions:
 
 - **Unit** = one agent design, or ``design · model`` when the store holds several models.
 - **Failures** (end reasons in :data:`replan.runner.store.FAILURE_END_REASONS`: model error,
-  crash, timeout) did not run to a verdict of the agent's own; they are *counted separately* and
-  left out of every metric (a crashed run with no calls would otherwise count as a clean run).
+  crash, timeout) did not run to a verdict of the agent's own. They are *counted separately*, and
+  in the headline success rate (TSR) they count as failed runs, so a flaky endpoint lowers the
+  score instead of vanishing from it. They are left out of the process metrics (prefix,
+  recovery, E5), where a crashed run with no calls would otherwise count as a clean run.
 - **PRR** and **RC** in the summary row pool the perturbed modes P1–P4: PRR = recovered exposed
   runs / exposed runs (Wilson), RC = mean of pert·C_rec over P1–P4 runs where defined (bootstrap).
   Per-mode values are in the C × P cells and the per-mode table.
@@ -132,9 +134,10 @@ def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str,
     if not unit.scores:
         return row
     pooled = pooled_recovery(unit.scores, seed=seed, n_boot=n_boot)
+    successes = sum(bool(s.prefix.success) for s in unit.scores)
     row.update(
         {
-            "TSR": agg["toolmaze.tsr"],
+            "TSR": wilson(successes, len(unit.scores) + len(unit.failures)).to_dict(),
             "PRR": pooled["prr"],
             "RC": pooled["rc"],
             "Avg": agg.get("toolmaze.avg"),
