@@ -14,7 +14,7 @@ import json
 import sys
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -62,31 +62,32 @@ class Job:
         return episode_key(self.task.task_id, self.design, self.model, self.seed)
 
 
-Worker = Callable[[Job], Awaitable[Episode]]
+OnDone = Callable[[Job, Episode], None]
 
 
 class Backend(Protocol):
-    """Runs jobs and calls ``on_done(job, episode)`` as each finishes (in any order)."""
+    """Runs jobs with :func:`run_job` and calls ``on_done(job, episode)`` as each finishes (in any
+    order, in the driver's process: the driver alone writes the store)."""
 
     async def run(
-        self, jobs: Sequence[Job], worker: Worker, on_done: Callable[[Job, Episode], None]
+        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
     ) -> None: ...
 
 
 class LocalBackend:
-    """asyncio tasks under a semaphore of ``concurrency``."""
+    """asyncio tasks under a semaphore of ``concurrency``, in this process."""
 
     def __init__(self, concurrency: int = 4):
         self.concurrency = max(1, concurrency)
 
     async def run(
-        self, jobs: Sequence[Job], worker: Worker, on_done: Callable[[Job, Episode], None]
+        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
     ) -> None:
         sem = asyncio.Semaphore(self.concurrency)
 
         async def one(job: Job) -> None:
             async with sem:
-                ep = await worker(job)
+                ep = await run_job(job, cfg, agent)
             on_done(job, ep)
 
         await asyncio.gather(*(one(j) for j in jobs))
@@ -245,8 +246,13 @@ async def arun(
     tasks: Sequence[Task] | None = None,
     backend: Backend | None = None,
     progress: Callable[[int, int, int], None] | None = None,
+    agent: Callable[..., Any] | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an experiment into ``out_dir``; returns counts."""
+    """Run (or resume) an experiment into ``out_dir``; returns counts.
+
+    ``agent`` is the user's ``make_agent(tools, model)`` when it is a live object (defined in a
+    notebook); otherwise ``cfg.agent_factory`` names it as ``module:function``.
+    """
     from replan.suites import load_suite
 
     t0 = time.perf_counter()
@@ -276,9 +282,7 @@ async def arun(
             if progress:
                 progress(counts["done"], len(jobs), counts["failures"])
 
-        await (backend or LocalBackend(cfg.concurrency)).run(
-            todo, lambda j: run_job(j, cfg), on_done
-        )
+        await (backend or LocalBackend(cfg.concurrency)).run(todo, cfg, agent, on_done)
         return RunOutcome(
             exp,
             Path(out_dir),
