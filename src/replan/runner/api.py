@@ -63,16 +63,15 @@ def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
     from replan.runner.summary import summarize
 
     with ResultsStore(out_dir) as store:
-        keys = {j for j in store.done_keys()}
-        episodes = [e for e in store.episodes() if e.episode_id in keys]
-        return Results(
-            out_dir=out_dir,
-            experiment_id=outcome.experiment_id,
-            outcome=outcome,
-            episodes=episodes,
-            feedback=store.feedback(),
-            summary=summarize(store),
-        )
+        episodes, feedback = store.episodes(), store.feedback()
+    return Results(
+        out_dir=out_dir,
+        experiment_id=outcome.experiment_id,
+        outcome=outcome,
+        episodes=episodes,
+        feedback=feedback,
+        summary=summarize(out_dir),
+    )
 
 
 def run(

@@ -110,6 +110,20 @@ def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
     )
 
 
+def suite_options(cfg: RunConfig) -> dict[str, Any]:
+    """Generate only what the run needs: the ToolMaze generator is prefix-stable (the first k
+    base tasks of a level are the same whatever the total), so a subset asks for k per level."""
+    opts = dict(cfg.suite_options)
+    if cfg.suite == "toolmaze" and "per_level" not in opts:
+        wanted = cfg.limit if cfg.limit is not None else cfg.per_cell
+        if wanted:
+            opts["per_level"] = min(100, wanted)
+        levels = [f.upper() for f in cfg.filter if f.upper().startswith("C")]
+        if levels:
+            opts.setdefault("levels", levels)
+    return opts
+
+
 def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
     """Apply ``--filter`` (levels and/or modes), the stratified default subset and ``--limit``."""
     levels = {f for f in cfg.filter if f.upper().startswith("C")}
@@ -260,7 +274,7 @@ async def arun(
     exp = cfg.experiment_id()
     try:
         if tasks is None:
-            tasks = load_suite(cfg.suite, **cfg.suite_options)
+            tasks = load_suite(cfg.suite, **suite_options(cfg))
         chosen = select_tasks(tasks, cfg)
         store.ensure_experiment(exp, asdict(cfg))
         store.save_tasks(chosen)

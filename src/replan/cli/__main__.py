@@ -1,0 +1,5 @@
+"""``python -m replan.cli`` runs the ``replan`` command."""
+
+from replan.cli import main
+
+main()
