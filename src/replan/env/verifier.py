@@ -304,7 +304,8 @@ def verify(
         # preconditions against the simulated state
         if node.status != "done":
             _check_preconditions(add, sym, nid, spec, args, ids)
-            _apply_effects(sym, nid, spec, args, ids)
+        # a done node ran: the records it made exist for the nodes that reference them
+        _apply_effects(sym, nid, spec, args, ids)
         # duplicate pending calls
         sig = canonical_json([spec.name, args])
         if node.status == "pending" and sig in seen_calls:

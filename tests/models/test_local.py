@@ -1,0 +1,105 @@
+"""The real local LLM (SmolLM2-135M through llama.cpp) on the real path, every design."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+from replan.core.plan import Plan
+from replan.core.trace import EndReason
+from replan.env import task_world
+from replan.env.replay import replay
+from replan.graphs import DESIGNS, run_episode
+from replan.models.local import PLAN_SCHEMA, LocalChatModel, _forced_tool, _turn_schema
+from replan.nodes.config import AgentConfig
+
+from .conftest import quote_task
+
+
+def _local_ready() -> str | None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install 'replan[local]')"
+    try:
+        from replan.models.local import smollm2_path
+
+        smollm2_path()
+    except Exception as exc:
+        return str(exc)
+    return None
+
+
+def test_turns_are_rendered_and_constrained_without_running_a_model() -> None:
+    model = LocalChatModel.model_construct(model_path="unused.gguf")
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "search_flights",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"origin": {"type": "string", "pattern": "^[A-Z]{3}$"}},
+                    "required": ["origin"],
+                },
+            },
+        }
+    ]
+    chat = model._render(
+        [
+            SystemMessage(content="[replan:act]\nact"),
+            HumanMessage(content="go"),
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "search_flights", "args": {"origin": "LIS"}, "id": "c1"}],
+            ),
+            ToolMessage(content='{"flights": []}', tool_call_id="c1"),
+        ],
+        tools,
+    )
+    assert [m["role"] for m in chat] == ["system", "user", "assistant", "user"]
+    assert "search_flights" in chat[0]["content"] and '"answer"' in chat[0]["content"]
+    assert json.loads(chat[2]["content"]) == {
+        "tool": "search_flights",
+        "arguments": {"origin": "LIS"},
+    }
+    assert chat[3]["content"] == 'Result of search_flights: {"flights": []}'
+    schema = _turn_schema(tools)
+    call, ans = schema["anyOf"]
+    assert call["properties"]["tool"] == {"const": "search_flights"}
+    assert "pattern" not in call["properties"]["arguments"]["properties"]["origin"]
+    assert ans["required"] == ["answer"]
+    assert _forced_tool(tools, "any") is tools[0] and _forced_tool(tools, "auto") is None
+    assert PLAN_SCHEMA["required"] == ["thought", "tasks"]
+
+
+@pytest.mark.slow
+def test_smollm2_runs_every_design_and_the_episodes_are_honest() -> None:
+    why = _local_ready()
+    if why:
+        pytest.skip(why)
+    task = quote_task("local-quote")
+    # small budgets: grammar-constrained decoding on two CPU cores runs at a few tokens/s
+    cfg = AgentConfig(max_steps=2, max_rounds=2, max_plan_iterations=1)
+    model = LocalChatModel(max_tokens=160)
+    for design in DESIGNS:
+        ep = run_episode(design, model, task, config=cfg)
+        assert ep.end_reason is not EndReason.CRASHED, (design, ep.error)
+        assert ep.model == "local:smollm2"
+        assert ep.usage.model_calls >= 1 and ep.usage.input_tokens > 0
+        assert type(ep).from_json(ep.to_json()) == ep
+        # parse verdicts are recorded as such: a failure has its reason, a success its plan
+        for pv in ep.plans:
+            assert pv.parse_ok == isinstance(Plan.parse(pv.text), Plan)
+            assert (pv.parse_error is None) == pv.parse_ok
+            assert (pv.plan is not None) == pv.parse_ok
+        if design != "react":
+            assert ep.plans, design
+        if design == "replanner_loop" and not ep.plans[0].parse_ok:
+            assert ep.end_reason is EndReason.UNPARSABLE_PLAN
+        # recorded verdicts are the world's verdicts (replayed independently)
+        if design != "replanner_loop":
+            assert [v.code for v in replay(ep, task_world(task)).verdicts] == [
+                s.verdict.code for s in ep.steps
+            ]

@@ -1,0 +1,202 @@
+"""``make_model`` for real providers: the real langchain-openai client against a local server.
+
+The server (127.0.0.1, started by the test) speaks the OpenAI chat-completions protocol and
+serves a script: rate limits, server errors, malformed tool calls, then real completions. The
+episodes run through the real ReAct graph, whose model calls retry transient failures with
+``replan.nodes.llm.call_model`` (the client's own retries are off).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from replan.core.trace import EndReason
+from replan.graphs import run_episode
+from replan.models import make_model
+from replan.nodes.config import AgentConfig, RetrySettings
+
+from .conftest import quote_task
+
+pytest.importorskip("langchain_openai")
+
+FAKE_KEY = "sk-test-Zq81UNIQUEfakeKEY0042abcdef"
+FAST = AgentConfig(retry=RetrySettings(max_attempts=4, initial_wait_s=0, max_wait_s=0, jitter_s=0))
+
+Reply = tuple[int, dict[str, Any]]
+
+
+def completion(message: dict[str, Any]) -> Reply:
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return 200, {
+        "id": "chatcmpl-stub",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": "stub-model",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": finish}
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 7, "total_tokens": 19},
+    }
+
+
+def tool_call(name: str, arguments: str, call_id: str = "call_1") -> Reply:
+    return completion(
+        {
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+            ],
+        }
+    )
+
+
+def answer(text: str) -> Reply:
+    return completion({"content": text})
+
+
+def error(status: int, message: str, kind: str = "server_error") -> Reply:
+    return status, {"error": {"message": message, "type": kind, "code": None}}
+
+
+class Stub:
+    """A scripted OpenAI-compatible server; ``requests`` records what it received."""
+
+    def __init__(self, script: list[Reply] | Callable[[int], Reply]):
+        self.script = script
+        self.requests: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                i = len(stub.requests) - 1
+                status, payload = (
+                    stub.script(i)
+                    if callable(stub.script)
+                    else stub.script[min(i, len(stub.script) - 1)]
+                )
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Any], Stub]]:
+    stubs: list[Stub] = []
+
+    def start(script: Any) -> Stub:
+        stub = Stub(script)
+        stub.thread.start()
+        stubs.append(stub)
+        return stub
+
+    yield start
+    for stub in stubs:
+        stub.server.shutdown()
+        stub.server.server_close()
+
+
+def model_for(stub: Stub):
+    return make_model("openai:stub-model", base_url=stub.base_url, api_key=FAKE_KEY, temperature=0)
+
+
+SEARCH = json.dumps({"origin": "LIS", "destination": "KIX", "date": "2026-12-03"})
+
+
+def test_transient_failures_are_retried_and_the_episode_completes(serve) -> None:
+    task = quote_task()
+    stub = serve(
+        [
+            error(429, "Rate limit reached", "rate_limit_error"),
+            error(503, "upstream overloaded"),
+            tool_call("search_flights", SEARCH),
+            tool_call("quote_flight", json.dumps({"flight_id": "FL-LISKIX-20261203-1"}), "call_2"),
+            answer("Quoted the cheapest flight FL-LISKIX-20261203-1."),
+        ]
+    )
+    ep = run_episode("react", model_for(stub), task, config=FAST)
+    assert ep.end_reason is EndReason.ANSWERED, ep.error
+    assert [s.call.tool for s in ep.steps] == ["search_flights", "quote_flight"]
+    assert all(s.verdict.ok for s in ep.steps)
+    assert len(stub.requests) == 5  # two failures retried, then three real turns
+    assert ep.usage.model_calls == 3 and ep.usage.input_tokens == 36
+    assert ep.model == "stub-model"
+    sent = stub.requests[2]["body"]
+    assert {t["function"]["name"] for t in sent["tools"]} == set(task.tools)
+    assert stub.requests[3]["body"]["messages"][-1]["role"] == "tool"
+
+
+def test_a_malformed_tool_call_is_recorded_not_lost(serve) -> None:
+    stub = serve(
+        [
+            tool_call("search_flights", '{"origin": "LIS", "destination": '),
+            answer("I could not search."),
+        ]
+    )
+    ep = run_episode("react", model_for(stub), quote_task(), config=FAST)
+    assert ep.end_reason is EndReason.ANSWERED
+    assert len(ep.steps) == 1 and not ep.steps[0].verdict.ok
+    assert "could not be read" in ep.steps[0].observation["message"]
+
+
+def test_a_model_that_keeps_failing_ends_the_episode_and_the_run_goes_on(serve) -> None:
+    task = quote_task()
+    down = serve(lambda i: error(503, "service unavailable"))
+    ep = run_episode("react", model_for(down), task, config=FAST)
+    assert ep.end_reason is EndReason.MODEL_ERROR
+    assert "503" in ep.error or "InternalServerError" in ep.error
+    assert len(down.requests) == FAST.retry.max_attempts  # bounded: no retries in the client
+    up = serve([tool_call("search_flights", SEARCH), answer("Found flights.")])
+    assert run_episode("react", model_for(up), task, config=FAST).end_reason is EndReason.ANSWERED
+
+
+def test_the_api_key_is_used_but_never_recorded(serve, caplog) -> None:
+    caplog.set_level(logging.DEBUG)
+    stub = serve(
+        lambda i: error(401, f"Incorrect API key provided: {FAKE_KEY}.", "invalid_request_error")
+    )
+    ep = run_episode("react", model_for(stub), quote_task(), config=FAST)
+    assert stub.requests[0]["headers"]["authorization"] == f"Bearer {FAKE_KEY}"
+    assert len(stub.requests) == 1  # a 401 is not transient: no retry
+    assert ep.end_reason is EndReason.MODEL_ERROR
+    assert FAKE_KEY not in ep.to_json()
+    assert FAKE_KEY not in caplog.text
+    assert FAKE_KEY not in repr(model_for(stub))
+
+
+def test_specs_and_errors() -> None:
+    model = make_model("openai:gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key=FAKE_KEY)
+    assert model.max_retries == 0
+    with pytest.raises(ValueError, match="provider"):
+        make_model("gpt-4o-mini")
+    with pytest.raises(ValueError, match="nosuchprovider"):
+        make_model("nosuchprovider:model")
+    with pytest.raises(ValueError, match="unknown local model"):
+        make_model("local:llama-70b")

@@ -1,0 +1,190 @@
+"""`replan suites list|stats` and `replan data pararecover` (against a local HTTP server)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from replan.cli import app
+from replan.cli.data import COMMIT, FILES, REPO
+
+SAMPLE = (
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "pararecover-sample"
+).resolve()
+need_sample = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason=f"ParaRecover sample not found at {SAMPLE}"
+)
+runner = CliRunner()
+
+
+def _json(result) -> dict:
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_suites_list_json():
+    got = _json(runner.invoke(app, ["suites", "list", "--json"]))
+    assert [s["name"] for s in got["suites"]] == ["toolmaze", "pararecover", "pararecover-synth"]
+    assert got["suites"][1]["requires"] == "path"
+    plain = runner.invoke(app, ["suites", "list"])
+    assert plain.exit_code == 0 and "pararecover-synth" in plain.stdout
+
+
+def test_suites_stats_toolmaze_json():
+    got = _json(runner.invoke(app, ["suites", "stats", "toolmaze", "--json"]))
+    assert got["modes"] == {"NP": 400, "P1": 400, "P2": 400, "P3": 400, "P4": 400}
+    for lv in ("C1", "C2", "C3", "C4"):
+        row = got["levels"][lv]
+        assert row["tasks"] == 100 and set(row["domain_involvement"]) >= {"General", "IoT"}
+        assert (
+            0 < row["mean_jaccard"] < 1
+            and row["min_length"] <= row["avg_length"] <= row["max_length"]
+        )
+    assert got["levels"]["C1"]["valid_paths"] == 100
+
+
+@need_sample
+def test_suites_stats_pararecover_json():
+    got = _json(
+        runner.invoke(app, ["suites", "stats", "pararecover", "--path", str(SAMPLE), "--json"])
+    )
+    assert (
+        got["levels"]["LEVEL-1"]["instances"] == 65 and got["levels"]["LEVEL-2"]["instances"] == 20
+    )
+    assert got["levels"]["LEVEL-2"]["error_types"] == {"Type_Error": 20}
+    bad = runner.invoke(app, ["suites", "stats", "pararecover"])
+    assert bad.exit_code != 0 and "--path" in bad.output
+
+
+# ---------------------------------------------------------------------------------------------
+class _Server:
+    """Serves the sample under the upstream raw layout, with HTTP Range support."""
+
+    def __init__(self, root: Path, overrides: dict[str, bytes] | None = None):
+        self.requests: list[tuple[str, str | None]] = []
+        files = {f"/{REPO}/{COMMIT}/{rel}": (root / rel.split("/", 1)[1]) for rel in FILES}
+        overrides = overrides or {}
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):  # quiet
+                pass
+
+            def do_GET(self):
+                outer.requests.append((self.path, self.headers.get("Range")))
+                if self.path in overrides:
+                    body = overrides[self.path]
+                elif self.path in files:
+                    body = files[self.path].read_bytes()
+                else:
+                    self.send_error(404)
+                    return
+                rng = self.headers.get("Range")
+                status, start = 200, 0
+                if rng and rng.startswith("bytes="):
+                    start = int(rng[6:].split("-")[0])
+                    if start >= len(body):
+                        self.send_response(416)
+                        self.end_headers()
+                        return
+                    status = 206
+                chunk = body[start:]
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(chunk)))
+                if status == 206:
+                    self.send_header("Content-Range", f"bytes {start}-{len(body) - 1}/{len(body)}")
+                self.end_headers()
+                self.wfile.write(chunk)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = _Server(SAMPLE)
+    yield s
+    s.close()
+
+
+@need_sample
+def test_data_pararecover_fetches_validates_and_records(server, tmp_path):
+    dest = tmp_path / "pr"
+    got = _json(
+        runner.invoke(
+            app, ["data", "pararecover", "--dest", str(dest), "--base-url", server.url, "--json"]
+        )
+    )
+    assert got["repository"] == REPO and got["commit"] == COMMIT
+    assert [f["path"] for f in got["files"]] == list(FILES)
+    for f in got["files"]:
+        local = dest / f["path"]
+        src = SAMPLE / f["path"].split("/", 1)[1]
+        assert local.read_bytes() == src.read_bytes()
+        assert (
+            f["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+            and f["size"] == src.stat().st_size
+        )
+        assert f["lines"] == sum(
+            1 for x in src.read_text(encoding="utf-8").splitlines() if x.strip()
+        )
+    assert json.loads((dest / "manifest.json").read_text()) == got
+    # a second run finds everything up to date and downloads nothing
+    n = len(server.requests)
+    _json(
+        runner.invoke(
+            app, ["data", "pararecover", "--dest", str(dest), "--base-url", server.url, "--json"]
+        )
+    )
+    assert len(server.requests) == n
+
+
+@need_sample
+def test_data_pararecover_resumes_a_partial_download(server, tmp_path, monkeypatch):
+    dest = tmp_path / "pr"
+    rel = FILES[0]
+    src = SAMPLE / rel.split("/", 1)[1]
+    part = dest / (rel + ".part")
+    part.parent.mkdir(parents=True)
+    part.write_bytes(src.read_bytes()[:1000])
+    monkeypatch.setenv("REPLAN_PARARECOVER_BASE_URL", server.url)  # the env var sets the base
+    got = _json(runner.invoke(app, ["data", "pararecover", "--dest", str(dest), "--json"]))
+    first = got["files"][0]
+    assert first["resumed_from"] == 1000
+    assert (dest / rel).read_bytes() == src.read_bytes() and not part.exists()
+    assert (f"/{REPO}/{COMMIT}/{rel}", "bytes=1000-") in server.requests
+
+
+@need_sample
+def test_data_pararecover_rejects_a_file_with_a_bad_line(tmp_path):
+    rel = FILES[2]
+    body = (SAMPLE / rel.split("/", 1)[1]).read_bytes() + b'{"id": 99, "query": "q"}\n'
+    s = _Server(SAMPLE, overrides={f"/{REPO}/{COMMIT}/{rel}": body})
+    try:
+        res = runner.invoke(
+            app, ["data", "pararecover", "--dest", str(tmp_path), "--base-url", s.url]
+        )
+    finally:
+        s.close()
+    assert res.exit_code == 1
+    assert "do not parse" in res.output and "missing field 'tool_list'" in res.output
+    assert not (tmp_path / rel).exists() and (tmp_path / (rel + ".invalid")).exists()
+    assert not (tmp_path / "manifest.json").exists()
+
+
+def test_data_pararecover_reports_an_unreachable_server(tmp_path):
+    res = runner.invoke(
+        app, ["data", "pararecover", "--dest", str(tmp_path), "--base-url", "http://127.0.0.1:9"]
+    )
+    assert res.exit_code == 1 and "could not fetch" in res.output

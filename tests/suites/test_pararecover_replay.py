@@ -1,0 +1,240 @@
+"""ParaRecover replay: the loader on the real sample, rounds counting, simulators, continuation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from replan.core.plan import Plan, PlanNode
+from replan.core.tools import ToolSpec
+from replan.suites import load_suite
+from replan.suites import pararecover as pr
+
+SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "pararecover-sample"
+SAMPLE = SAMPLE.resolve()
+need_sample = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason=f"ParaRecover sample not found at {SAMPLE}"
+)
+FILES = {
+    "LEVEL-1/LEVEL-1_real_rollout.jsonl": 49,
+    "LEVEL-1/LEVEL-1_augmented.jsonl": 16,
+    "LEVEL-2/LEVEL-2_real_rollout.jsonl": 20,
+}
+
+
+@need_sample
+@pytest.mark.parametrize("rel", sorted(FILES))
+def test_loader_reads_every_line_of_the_sample(rel):
+    path = SAMPLE / rel
+    n_lines = sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    good, bad = pr.load_instances(path)
+    assert bad == [] and len(good) == n_lines == FILES[rel]
+    for inst in good:
+        start = pr.start_from_instance(inst)
+        ran_nothing = not inst.fun_call and not any(
+            n.status == "done" for n in getattr(inst.plan, "call_nodes", [])
+        )
+        assert (start.rounds_executed == 0) == ran_nothing
+        assert start.round_gt == inst.round_gt
+    tasks = pr.load_tasks(path)
+    assert len(tasks) == n_lines
+    assert {t.level for t in tasks} == {"LEVEL-2" if "LEVEL-2" in rel else "LEVEL-1"}
+
+
+@need_sample
+def test_load_suite_reads_a_directory_and_filters_levels():
+    all_tasks = load_suite("pararecover", path=str(SAMPLE))
+    assert len(all_tasks) == sum(FILES.values())
+    l2 = load_suite("pararecover", path=str(SAMPLE), levels=["LEVEL-2"], limit=5)
+    assert len(l2) == 5 and all(t.level == "LEVEL-2" for t in l2)
+    t = all_tasks[0]
+    assert t.suite == "pararecover" and t.metadata["tool_list"] and "plan" in t.metadata
+
+
+def test_load_tasks_names_the_bad_line(tmp_path):
+    f = tmp_path / "x.jsonl"
+    f.write_text('{"id": 1, "query": "q", "tool_list": "[]", "plan": "{}"}\nnot json\n')
+    with pytest.raises(ValueError, match=r"x\.jsonl:2"):
+        pr.load_tasks(f)
+    with pytest.raises(ValueError, match="no such file"):
+        pr.load_tasks(tmp_path / "missing.jsonl")
+
+
+# ---------------------------------------------------------------------------------------------
+def _node(i, tool, deps, status="pending", **args):
+    return PlanNode(id=i, tool=tool, args=args, deps=deps, status=status)
+
+
+def _hand_plan(done: set[str]) -> Plan:
+    nodes = [
+        PlanNode(id="root", status="done"),
+        _node("1", "fetch", ["root"], x=1),
+        _node("2", "fetch", ["root"], x=2),
+        _node("3", "merge", ["1", "2"], a="${1.value}", b="${2.value}"),
+        _node("4", "report", ["3"], text="task 3 result"),
+        PlanNode(id="response", deps=["4"]),
+    ]
+    return Plan.from_nodes(
+        [n.model_copy(update={"status": "done"}) if n.id in done else n for n in nodes]
+    )
+
+
+TOOLS = [
+    ToolSpec(
+        name="fetch",
+        parameters={"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+        returns={"type": "object", "properties": {"value": {"type": "number"}}},
+    ),
+    ToolSpec(
+        name="merge",
+        parameters={
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        },
+    ),
+    ToolSpec(
+        name="report",
+        parameters={
+            "type": "object",
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+        },
+    ),
+]
+
+
+def test_rounds_executed_counts_done_waves_and_the_last_wave():
+    # 1 and 2 done (one wave) and 3 ran in the last wave, not yet marked: 2 rounds
+    p = _hand_plan({"1", "2"})
+    assert pr.count_rounds_executed(p, [pr.FunCall(name="merge", results="ok")]) == 2
+    # the last wave is already marked done in the plan: it is not counted twice
+    p2 = _hand_plan({"1", "2", "3"})
+    assert pr.count_rounds_executed(p2, [pr.FunCall(name="merge", results="ok")]) == 2
+    # nothing done, the first wave just ran: 1 round
+    assert pr.count_rounds_executed(_hand_plan(set()), [pr.FunCall(name="fetch")] * 2) == 1
+    assert pr.count_rounds_executed(_hand_plan(set()), []) == 0
+
+
+def _start(done: set[str], last_wave: list[pr.FunCall], executed: dict) -> pr.ReplanStart:
+    p = _hand_plan(done)
+    return pr.ReplanStart(
+        key="k",
+        query="q",
+        tools=TOOLS,
+        plan_text=p.to_text(),
+        plan=p,
+        last_wave=last_wave,
+        rounds_executed=pr.count_rounds_executed(p, last_wave),
+        calls_executed=len(done) + len(last_wave),
+        round_gt=4,
+        funcall_times_gt=4,
+        executed=executed,
+        executed_tools={k: _hand_plan(set()).node(k).tool for k in executed},
+    )
+
+
+def test_continuation_counts_rounds_and_calls_by_hand():
+    # 1 and 2 ran; merge (3) failed in the last wave; the replan keeps the plan
+    start = _start(
+        {"1", "2"},
+        [pr.FunCall(name="merge", results="Error: b missing")],
+        {"1": {"value": 1.0}, "2": {"value": 2.0}},
+    )
+    assert start.rounds_executed == 2
+    c = pr.continue_plan(start, _hand_plan({"1", "2"}))
+    assert c.success and c.end_reason == "answered"
+    assert [s.node for s in c.steps] == ["3", "4"]
+    assert c.rounds_after == 2 and c.rounds_total == 2 + 2 + 1  # + the response round
+    assert c.calls_after == 2 and c.calls_total == 3 + 2
+    # statuses the replanner writes are not trusted: 3 claimed done still runs
+    c2 = pr.continue_plan(start, _hand_plan({"1", "2", "3"}))
+    assert [s.node for s in c2.steps] == ["3", "4"]
+
+
+def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
+    start = _start({"1", "2"}, [], {"1": {"value": 1.0}, "2": {"value": 2.0}})
+    bad = _hand_plan({"1", "2"})
+    bad = Plan.from_nodes(
+        [
+            n.model_copy(update={"args": {"a": "${1.value}"}}) if n.id == "3" else n
+            for n in bad.nodes
+        ]
+    )
+    c = pr.continue_plan(start, bad)
+    assert not c.success and c.end_reason == "call_failed" and "requires parameter 'b'" in c.error
+    seen = []
+
+    def fix(state: pr.ReplanState) -> str:
+        seen.append((state.round, [s.node for s in state.last_wave]))
+        return _hand_plan({"1", "2"}).to_text()
+
+    c2 = pr.continue_plan(start, bad, replan=fix)
+    assert c2.success and c2.replans == 1 and seen == [(1, ["3"])]
+    assert c2.rounds_after == 3 and [s.ok for s in c2.steps] == [False, True, True]
+    assert pr.continue_plan(start, "not a plan").end_reason == "unparsable_plan"
+    budget = pr.continue_plan(start, _hand_plan({"1", "2"}), max_rounds=3)
+    assert not budget.success and budget.end_reason == "round_budget"
+
+
+def test_deterministic_simulator_validates_and_is_stable():
+    sim = pr.DeterministicSimulator(TOOLS, seed=1)
+    call = pr.PendingCall(node="1", tool="fetch", args={"x": 3})
+    a, b = sim.run([call], {}), sim.run([call], {})
+    assert a == b and a[0].ok and isinstance(a[0].result["value"], float)
+    assert sim.run([call.model_copy(update={"args": {"x": 4}})], {})[0].result != a[0].result
+    errs = [
+        sim.run([pr.PendingCall(node="9", tool="nope", args={})], {})[0],
+        sim.run([pr.PendingCall(node="1", tool="fetch", args={})], {})[0],
+        sim.run([pr.PendingCall(node="1", tool="fetch", args={"x": "3"})], {})[0],
+        sim.run([pr.PendingCall(node="3", tool="merge", args={"a": "${1.value}", "b": 2})], {})[0],
+        sim.run([pr.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {})[0],
+    ]
+    assert all(not r.ok and r.result.startswith("Error") for r in errs)
+    ok = sim.run(
+        [pr.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {"3": "x"}
+    )[0]
+    assert ok.ok  # a reference in words to a node that ran
+
+
+def test_llm_simulator_uses_the_model_after_validation():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    reply = json.dumps([{"name": "fetch", "arguments": {"x": 3}, "results": {"value": 42}}])
+    sim = pr.LLMToolSimulator(FakeListChatModel(responses=[f"```json\n{reply}\n```"]), TOOLS, "q")
+    out = sim.run(
+        [
+            pr.PendingCall(node="1", tool="fetch", args={"x": 3}),
+            pr.PendingCall(node="2", tool="fetch", args={}),
+        ],
+        {},
+    )
+    assert out[0].ok and out[0].result == {"value": 42}
+    assert not out[1].ok and "requires parameter" in out[1].result
+    garbled = pr.LLMToolSimulator(FakeListChatModel(responses=["no json"]), TOOLS, "q")
+    got = garbled.run([pr.PendingCall(node="1", tool="fetch", args={"x": 3})], {})
+    assert not got[0].ok and "no result" in got[0].result
+
+
+def test_result_failed_reads_error_texts():
+    for r in (None, "", {}, [], "Error: x", "错误：参数", "request timed out", {"error": "x"}):
+        assert pr.result_failed(r), r
+    for r in ("Successfully measured 5 gallons", {"value": 1}, [1], 0.5):
+        assert not pr.result_failed(r), r
+
+
+@need_sample
+def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
+    good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")
+    inst = next(i for i in good if i.id == 1)  # Parameter_Error: high_rated_reviews
+    start = pr.start_from_instance(inst)
+    assert start.rounds_executed == 3 and start.round_gt == 7
+    assert pr.continue_plan(start, inst.plan).end_reason == "call_failed"
+    fixed = json.loads(inst.plan_text)
+    for t in fixed["tasks"]:
+        if t["id"] == "3":
+            t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
+    c = pr.continue_plan(start, json.dumps(fixed))
+    assert c.success and c.rounds_total == 3 + 4 + 1  # nodes 3..6 in four waves, + response
