@@ -22,8 +22,14 @@ SMALL = ["--limit", "6", "--agents", "react,replanner_loop", "--concurrency", "2
 
 
 def _cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run([*REPLAN, *args], capture_output=True, text=True, check=check, cwd=cwd,
-                          env={**os.environ, "CI": "1"})
+    return subprocess.run(
+        [*REPLAN, *args],
+        capture_output=True,
+        text=True,
+        check=check,
+        cwd=cwd,
+        env={**os.environ, "CI": "1"},
+    )
 
 
 def _stored(out: Path) -> int:
@@ -66,9 +72,12 @@ def test_sigkill_mid_run_then_resume_equals_a_clean_run(tmp_path):
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     args = ["--limit", "10", "--agents", "react,dual_loop,replanner_loop", "--concurrency", "1"]
     _cli("run", "--out", str(clean), *args)
-    proc = subprocess.Popen([*REPLAN, "run", "--out", str(killed), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "CI": "1"})
+    proc = subprocess.Popen(
+        [*REPLAN, "run", "--out", str(killed), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "CI": "1"},
+    )
     deadline = time.time() + 120
     while _stored(killed) < 5 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -86,8 +95,12 @@ def test_sigkill_mid_run_then_resume_equals_a_clean_run(tmp_path):
 def test_failures_are_stored_and_the_run_goes_on(tmp_path):
     from replan.runner.api import run
 
-    res = run(models=["simulated:competent", "nosuchprovider:model-x"], agents=["react"], limit=3,
-              out=tmp_path / "r")
+    res = run(
+        models=["simulated:competent", "nosuchprovider:model-x"],
+        agents=["react"],
+        limit=3,
+        out=tmp_path / "r",
+    )
     by_model = {}
     for e in res.episodes:
         by_model.setdefault(e.model, []).append(e)
@@ -117,9 +130,21 @@ def test_agent_factory_that_raises_names_the_task(tmp_path):
 def test_broken_dataset_line_is_named_and_the_rest_runs(tmp_path, sample_files):
     lines = sample_files[0].read_text(encoding="utf-8").splitlines()[:3]
     data = tmp_path / "pr.jsonl"
-    data.write_text("\n".join([lines[0], '{"id": 99, "query": "broken', *lines[1:]]) + "\n", encoding="utf-8")
-    proc = _cli("run", "--suite", "pararecover", "--path", str(data), "--agents", "replanner_loop",
-                "--out", str(tmp_path / "r"), check=False)
+    data.write_text(
+        "\n".join([lines[0], '{"id": 99, "query": "broken', *lines[1:]]) + "\n", encoding="utf-8"
+    )
+    proc = _cli(
+        "run",
+        "--suite",
+        "pararecover",
+        "--path",
+        str(data),
+        "--agents",
+        "replanner_loop",
+        "--out",
+        str(tmp_path / "r"),
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "pr.jsonl:2" in proc.stderr
     with ResultsStore(tmp_path / "r") as store:
@@ -138,6 +163,8 @@ def test_results_records(tmp_path, mode):
 
     res = run(agents=["react"], limit=2, out=tmp_path / "r")
     recs = res.records()
-    assert len(recs) == 2 and {"task_id", "design", "success", "prefix.fed"} <= set(recs[0]) | {"prefix.fed"}
+    assert len(recs) == 2 and {"task_id", "design", "success", "prefix.fed"} <= set(recs[0]) | {
+        "prefix.fed"
+    }
     pd = pytest.importorskip("pandas")
     assert isinstance(res.to_pandas(), pd.DataFrame)
