@@ -46,7 +46,11 @@ def test_random_plans_verify_and_execute_clean(seed, n):
     assert [f for f in verify(plan, CORPUS.tools, CORPUS.world()) if f.severity == "error"] == []
     world = CORPUS.world()
     order = [nid for layer in plan.layers() for nid in layer]
-    calls = [Call(tool=plan.node(i).tool, args=plan.node(i).args, node_id=i) for i in order if plan.node(i).is_call]
+    calls = [
+        Call(tool=plan.node(i).tool, args=plan.node(i).args, node_id=i)
+        for i in order
+        if plan.node(i).is_call
+    ]
     results = world.run_calls(calls)
     assert all(r.ok for r in results), [r.verdict for r in results if not r.ok]
 
@@ -69,7 +73,9 @@ def test_static_mutations_are_reported_on_the_right_node(seed, n, pick):
     spec = CORPUS.tools[node.tool]
 
     # unknown tool
-    assert VerdictCode.UNKNOWN_TOOL in _codes_at(_with(plan, node.id, tool=node.tool + "_v9"), node.id)
+    assert VerdictCode.UNKNOWN_TOOL in _codes_at(
+        _with(plan, node.id, tool=node.tool + "_v9"), node.id
+    )
     # drop a required param
     req = sorted(spec.required & set(node.args))
     if req:
@@ -86,7 +92,9 @@ def test_static_mutations_are_reported_on_the_right_node(seed, n, pick):
         k = rng.choice(sorted(node.args))
         t = spec.param_schema(k).get("type")
         wrong = {"object": [1], "array": {"a": 1}}.get(t, {"not": "a scalar"})
-        assert VerdictCode.TYPE_MISMATCH in _codes_at(_with(plan, node.id, args={**node.args, k: wrong}), node.id)
+        assert VerdictCode.TYPE_MISMATCH in _codes_at(
+            _with(plan, node.id, args={**node.args, k: wrong}), node.id
+        )
 
 
 def _invalid_value(schema: dict):
@@ -110,13 +118,17 @@ def _invalid_value(schema: dict):
 @given(seed=st.integers(0, 10**6), n=st.integers(2, 8))
 def test_invalid_value_mutation(seed, n):
     plan = _plan(seed, n)
-    cands = [(node, k, _invalid_value(CORPUS.tools[node.tool].param_schema(k)))
-             for node, k in _literal_params(plan)]
+    cands = [
+        (node, k, _invalid_value(CORPUS.tools[node.tool].param_schema(k)))
+        for node, k in _literal_params(plan)
+    ]
     cands = [c for c in cands if c[2] is not None]
     if not cands:
         return
     node, k, bad = cands[seed % len(cands)]
-    assert VerdictCode.INVALID_VALUE in _codes_at(_with(plan, node.id, args={**node.args, k: bad}), node.id)
+    assert VerdictCode.INVALID_VALUE in _codes_at(
+        _with(plan, node.id, args={**node.args, k: bad}), node.id
+    )
 
 
 @SETTINGS
@@ -124,7 +136,6 @@ def test_invalid_value_mutation(seed, n):
 def test_dependency_mutations(seed, n):
     plan = _plan(seed, n)
     g = plan.graph()
-    nodes = {x.id: x for x in plan.nodes}
     # remove a dependency that carries data, when that leaves the producer a non-ancestor
     for node in plan.call_nodes:
         used = {r.node for r in iter_references(node.args)}
@@ -138,8 +149,11 @@ def test_dependency_mutations(seed, n):
             deps = [d for d in node.deps if d != dep] or ["root"]
             mutated = _with(plan, node.id, deps=deps)
             got = _codes_at(mutated, node.id)
-            assert got & {VerdictCode.DEPENDENCY_MISSING, VerdictCode.PARALLEL_CONFLICT,
-                          VerdictCode.WRONG_DEPENDENCY}, got
+            assert got & {
+                VerdictCode.DEPENDENCY_MISSING,
+                VerdictCode.PARALLEL_CONFLICT,
+                VerdictCode.WRONG_DEPENDENCY,
+            }, got
             break
     # add a dependency that carries no data (and no state): a Serial_Error candidate
     for node in plan.call_nodes:
@@ -162,4 +176,7 @@ def test_random_plan_is_deterministic():
     a, b = _plan(5, 6), _plan(5, 6)
     assert a.to_text() == b.to_text()
     assert all(isinstance(n, PlanNode) for n in a.nodes)
-    assert any(exact_reference(v) for n in a.call_nodes for v in n.args.values()) or len(a.call_nodes) == 1
+    assert (
+        any(exact_reference(v) for n in a.call_nodes for v in n.args.values())
+        or len(a.call_nodes) == 1
+    )

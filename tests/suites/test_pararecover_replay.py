@@ -56,8 +56,10 @@ def test_load_suite_reads_a_directory_and_filters_levels():
 def test_load_tasks_names_the_bad_line(tmp_path):
     f = tmp_path / "x.jsonl"
     f.write_text('{"id": 1, "query": "q", "tool_list": "[]", "plan": "{}"}\nnot json\n')
+    with pytest.warns(UserWarning, match=r"x\.jsonl:2"):
+        assert len(pr.load_tasks(f)) == 1  # the readable line still loads
     with pytest.raises(ValueError, match=r"x\.jsonl:2"):
-        pr.load_tasks(f)
+        pr.load_tasks(f, strict=True)
     with pytest.raises(ValueError, match="no such file"):
         pr.load_tasks(tmp_path / "missing.jsonl")
 

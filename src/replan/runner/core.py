@@ -144,11 +144,12 @@ def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
 
 
 def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
-    designs = [cfg.agent_factory] if cfg.agent_factory else cfg.agents
+    """One job per model × design × task × seed; the model label carries the prompt variant
+    (``simulated:competent+hint``) so that a hint run is never mistaken for a standard one."""
     return [
-        Job(t, d, m, s)
+        Job(t, d, model_label(m, cfg.prompt), s)
         for m in cfg.models
-        for d in designs
+        for d in cfg.agents
         for t in tasks
         for s in range(cfg.seeds)
     ]

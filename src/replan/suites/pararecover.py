@@ -884,11 +884,16 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
     )
 
 
-def load_tasks(path: str | Path, levels: Iterable[str] | None = None) -> list[Task]:
+def load_tasks(
+    path: str | Path, levels: Iterable[str] | None = None, *, strict: bool = False
+) -> list[Task]:
     """Tasks from a ParaRecover ``.jsonl`` file or a directory of them (searched recursively).
 
-    Raises ``ValueError`` naming the file and line of the first unreadable line.
+    A line that cannot be read is skipped with a warning naming its file and line (the rest of
+    the file still loads); with ``strict`` it raises ``ValueError`` instead.
     """
+    import warnings
+
     p = Path(path)
     if not p.exists():
         raise ValueError(f"pararecover: no such file or directory: {p}")
@@ -899,8 +904,10 @@ def load_tasks(path: str | Path, levels: Iterable[str] | None = None) -> list[Ta
     out: list[Task] = []
     for f in files:
         good, bad = load_instances(f)
-        if bad:
+        if bad and strict:
             raise ValueError(f"pararecover: {bad[0]} ({len(bad)} unreadable line(s) in {f})")
+        for e in bad:
+            warnings.warn(f"pararecover: skipped {e}", stacklevel=2)
         for inst in good:
             if wanted is None or inst.level.upper() in wanted:
                 out.append(instance_to_task(inst))
