@@ -44,7 +44,9 @@ def sample_calls(n: int, seed: int = 0) -> list[Call]:
             calls.append(Call(tool=c.tool, args={**c.args, k: {"wrong": "type"}}))
         elif r < 0.3 and c.args:
             k = rng.choice(sorted(c.args))
-            calls.append(Call(tool=c.tool, args={(k + "_x" if a == k else a): v for a, v in c.args.items()}))
+            calls.append(
+                Call(tool=c.tool, args={(k + "_x" if a == k else a): v for a, v in c.args.items()})
+            )
         else:
             calls.append(c)
     return calls
@@ -57,7 +59,9 @@ def main() -> None:
     corpus = load_corpus()
     world = corpus.world()
     calls = sample_calls(ns.calls)
-    for c in calls[:500]:  # warm the compiled validators (compiled once, reused: that is the design)
+    for c in calls[
+        :500
+    ]:  # warm the compiled validators (compiled once, reused: that is the design)
         world.check(c)
 
     t0 = time.perf_counter()
