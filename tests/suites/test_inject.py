@@ -179,6 +179,11 @@ def test_injectors_are_deterministic():
             assert x.plan.to_text() == y.plan.to_text() and x.node == y.node
 
 
+#: every static type plus tool selection (the verifier reads a wrong tool from arguments that
+#: belong to another tool, or from an output field that another tool returns)
+CHECKED_TYPES = (*ij.STATIC_TYPES, ErrorType.TOOL_SELECT_ERROR)
+
+
 def _round_trip(bases, per_type_min: int) -> dict[str, tuple[int, int]]:
     corpus = load_corpus()
     hit: Counter = Counter()
@@ -187,16 +192,18 @@ def _round_trip(bases, per_type_min: int) -> dict[str, tuple[int, int]]:
         plan = b.runs[0].plan
         tools = {x: corpus.tools[x] for x in b.tools}
         world = corpus.world(b.world_seed)
-        for i, et in enumerate(ij.STATIC_TYPES):
-            inj = ij.inject(plan, et, tools, random.Random(hash((b.base_id, i)) & 0xFFFF))
+        for i, et in enumerate(CHECKED_TYPES):
+            inj = ij.inject(plan, et, tools, random.Random(f"{b.base_id}:{i}"))
             if inj is None:
                 continue
             tot[et] += 1
-            hit[et] += et in _types(verify(inj.plan, tools, world), inj.node)
-    for et in ij.STATIC_TYPES:
+            # a tool-selection error brings its (wrong) tool into the tool list
+            avail = {**tools, **{x: corpus.tools[x] for x in inj.extra_tools}}
+            hit[et] += et in _types(verify(inj.plan, avail, world), inj.node)
+    for et in CHECKED_TYPES:
         assert tot[et] >= per_type_min, (et, tot[et])
         assert hit[et] >= 0.95 * tot[et], (et, hit[et], tot[et])
-    return {et.value: (hit[et], tot[et]) for et in ij.STATIC_TYPES}
+    return {et.value: (hit[et], tot[et]) for et in CHECKED_TYPES}
 
 
 def test_round_trip_on_a_sample_of_gold_plans():

@@ -185,6 +185,21 @@ def verify(
             )
         unknown = [k for k in args if k not in spec.param_names]
         missing = [r for r in spec.parameters["required"] if r not in args]
+        # foreign argument names that are not typos of the tool's own, and that another tool
+        # takes exactly: the wrong tool was chosen (a missing argument alone is just missing)
+        typos = _pair_renames(unknown, missing)
+        foreign = [k for k in unknown if k not in typos]
+        fitting = _fitting_tool(specs, spec, args) if foreign else None
+        if fitting is not None:
+            # the arguments are another tool's: the wrong tool was chosen, not the arguments
+            add(
+                nid,
+                VerdictCode.WRONG_TOOL,
+                f"node {nid} calls {spec.name}, but its arguments are those of {fitting}: "
+                f"did you mean {fitting}?",
+            )
+            bad_names.update(unknown)
+            unknown, missing = [], []
         renamed = _pair_renames(unknown, missing)
         for key in unknown:
             bad_names.add(key)
@@ -232,7 +247,20 @@ def verify(
                 pspec = specs.get(producer.tool or "")
                 if pspec is not None and ref.path and pspec.returns.get("properties"):
                     fschema = pspec.output_field_schema(ref.path)
-                    if fschema is None:
+                    other = (
+                        _producing_tool(specs, pspec, node_args(producer, pspec), ref.path)
+                        if fschema is None
+                        else None
+                    )
+                    if other is not None:
+                        add(
+                            ref.node,
+                            VerdictCode.WRONG_TOOL,
+                            f"node {ref.node} calls {pspec.name}, but node {nid} needs its "
+                            f"{'.'.join(ref.path)!r}, which {other} returns for the same "
+                            f"arguments: did you mean {other}?",
+                        )
+                    elif fschema is None:
                         add(
                             nid,
                             VerdictCode.UNBOUND_REFERENCE,
@@ -318,6 +346,33 @@ def verify(
         elif node.status == "pending":
             seen_calls[sig] = nid
     return findings
+
+
+def _fitting_tool(
+    specs: Mapping[str, ToolSpec], chosen: ToolSpec, args: Mapping[str, Any]
+) -> str | None:
+    """Another tool whose parameter names the arguments fit exactly (names, not values), the
+    most similar name first; ``None`` when there is none or the arguments fit nothing."""
+    if not args:
+        return None
+    fits = [
+        s.name
+        for s in specs.values()
+        if s.name != chosen.name and set(args) <= set(s.param_names) and s.required <= set(args)
+    ]
+    return max(fits, key=lambda n: SequenceMatcher(None, n, chosen.name).ratio(), default=None)
+
+
+def _producing_tool(
+    specs: Mapping[str, ToolSpec], chosen: ToolSpec, args: Mapping[str, Any], path: list[str]
+) -> str | None:
+    """A tool that takes these arguments and returns ``path`` (which ``chosen`` does not)."""
+    for s in specs.values():
+        if s.name == chosen.name or s.output_field_schema(path) is None:
+            continue
+        if set(args) <= set(s.param_names) and s.required <= set(args):
+            return s.name
+    return None
 
 
 def _pair_renames(unknown: list[str], missing: list[str]) -> dict[str, str]:
