@@ -81,9 +81,10 @@ def test_stored_notebooks_are_stripped_and_valid() -> None:
                 assert cell.execution_count is None, f"{name} cell {i} has an execution count"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_notebook_runs_offline(name: str, kernel_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notebook_runs_offline(
+    name: str, kernel_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     if name.startswith("03") and not SAMPLE.is_dir():
         pytest.skip(f"ParaRecover sample not found at {SAMPLE}")
     before = (NOTEBOOKS / name).read_bytes()

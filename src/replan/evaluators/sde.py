@@ -265,6 +265,10 @@ def e5_score(
     if not success:
         return 0.0, "the run did not succeed"
     t = int(_meta(episode, task, "rounds_executed") or 0) + episode.rounds
+    if _meta(episode, task, "rounds_include_response"):
+        # ParaRecover's round_gt counts the response as a round (a chain of six calls has 7):
+        # count T the same way, so that a perfect run scores 1
+        t += 1
     ratio = 1.0 if t == 0 else min(1.0, int(g) / t)
     return ratio, f"G={g}, T={t}"
 

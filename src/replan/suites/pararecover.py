@@ -880,6 +880,7 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
             "rounds_executed": start.rounds_executed,
             "calls_executed": start.calls_executed,
             "rounds_counting": "tool-call waves + 1 response round (upstream round_gt)",
+            "rounds_include_response": True,
         },
     )
 
