@@ -912,7 +912,6 @@ def _to_task(
             "rounds_executed": k,
             "round_gt": gold.depth + 1,
             "funcall_times_gt": len(gold.call_nodes),
-            "rounds_counting": "tool-call waves + 1 response round (upstream round_gt)",
             "rounds_include_response": True,
             "bindings": {n: history.results[n] for r in history.rounds for n in r},
             # the world after the history: where a replan's continuation runs
