@@ -148,7 +148,11 @@ def test_broken_dataset_line_is_named_and_the_rest_runs(tmp_path, sample_files):
     assert proc.returncode == 0, proc.stderr
     assert "pr.jsonl:2" in proc.stderr
     with ResultsStore(tmp_path / "r") as store:
-        assert len(store.episodes()) == 3
+        eps = store.episodes()
+    assert len(eps) == 3
+    # ParaRecover instances start at the replanner: the replan is parsed and executed
+    assert all(e.design == "replanner_loop" and e.end_reason is not EndReason.CRASHED for e in eps)
+    assert all(any(p.source == "replanner" for p in e.plans) for e in eps)
 
 
 def test_experiment_id_is_stable_and_ignores_concurrency():

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from replan.runner.core import DEFAULT_DESIGNS, DEFAULT_MODEL, RunConfig
+from replan.runner.core import DEFAULT_DESIGNS, DEFAULT_MODEL, REPLAN_POINT_SUITES, RunConfig
 
 
 def _csv(values: list[str] | None) -> list[str]:
@@ -54,7 +54,11 @@ def run_command(
     models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
     cfg = RunConfig(
         suite=suite,
-        agents=[agent.rsplit(":", 1)[-1]] if agent else _csv([agents]),
+        agents=[agent.rsplit(":", 1)[-1]]
+        if agent
+        else ["replanner_loop"]
+        if suite in REPLAN_POINT_SUITES and agents == ",".join(DEFAULT_DESIGNS)
+        else _csv([agents]),
         models=models or [DEFAULT_MODEL],
         seeds=seeds,
         limit=limit,

@@ -25,6 +25,8 @@ from replan.runner.store import FeedbackRow, ResultsStore, episode_key
 
 DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
 DEFAULT_MODEL = "simulated:competent"
+#: suites whose instances start at a replan point (the previous plan and the last wave's results)
+REPLAN_POINT_SUITES = ("pararecover",)
 
 
 @dataclass
@@ -171,7 +173,25 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
         return failed_episode(job, EndReason.MODEL_ERROR, f"{type(exc).__name__}: {exc}")
     try:
         faults = fault_injector(job.task)
-        if cfg.agent_factory:
+        if job.task.suite in REPLAN_POINT_SUITES and not cfg.agent_factory:
+            if job.design != "replanner_loop":
+                return failed_episode(
+                    job,
+                    EndReason.CRASHED,
+                    f"task {job.task.task_id}: {job.task.suite} instances start mid-run, at the "
+                    f"replanner; run them with --agents replanner_loop (not {job.design})",
+                )
+            from replan.suites.pararecover import replay_task
+
+            ep = await asyncio.to_thread(
+                replay_task,
+                job.task,
+                model,
+                design=job.design,
+                seed=job.seed,
+                hint=cfg.prompt == "hint",
+            )
+        elif cfg.agent_factory:
             from replan.graphs.custom import run_compiled_agent
 
             factory = agent or load_factory(cfg.agent_factory)

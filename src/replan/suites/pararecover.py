@@ -29,8 +29,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from replan.core.plan import ParseFailure, Plan
 from replan.core.task import Task
-from replan.core.taxonomy import ErrorType, error_types_for_tag
+from replan.core.taxonomy import ErrorType, VerdictCode, error_types_for_tag
 from replan.core.tools import ToolSpec
+from replan.core.trace import Call, EndReason, Episode, PlanVersion, Step, Usage, Verdict
 
 
 class FunCall(BaseModel):
@@ -913,3 +914,146 @@ def load_tasks(
             if wanted is None or inst.level.upper() in wanted:
                 out.append(instance_to_task(inst))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# one replanning episode, as the runner records it
+def _step_verdict(tools: Mapping[str, ToolSpec], name: str, args: Any) -> Verdict:
+    """The agent's side of a recorded or simulated call: the tool and its arguments checked
+    against the instance's tool list. A result that failed for another reason (a timeout, an
+    empty response) is the tool's fault, not the agent's, and keeps an ``ok`` verdict."""
+    spec = tools.get(name)
+    if spec is None:
+        return Verdict(code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {name!r}")
+    res = spec.check_args(
+        args if isinstance(args, Mapping) else spec.bind_positional(list(args or []))
+    )
+    return Verdict(code=res.code, param=res.param, message=res.message)
+
+
+def replay_task(
+    task: Task,
+    model: Any,
+    *,
+    design: str = "replanner_loop",
+    seed: int = 0,
+    hint: bool = False,
+    simulator: ToolSimulator | None = None,
+) -> Episode:
+    """Run the replanner once on a ParaRecover(-synth) task and continue to the end.
+
+    The model gets the replanner request (the previous plan and the last wave's results); its
+    reply is parsed (the parse verdict is the S5 verdict) and executed wave by wave with the
+    task's tool simulator. A failed call after the replan ends the run: the follow-up replans of
+    a long rollout are not simulated. Steps hold the recorded last wave (round 1) and the calls
+    after the replan (rounds 2, 3, ...); ``metadata`` carries the rounds and calls executed
+    before the recorded wave, so E5 and tool-use efficiency count the whole trajectory.
+    """
+    from replan.nodes.llm import model_label
+    from replan.nodes.prompts import replanner_messages
+
+    start = start_from_task(task)
+    tools = {t.name: t for t in start.tools}
+    plan_json = (
+        start.plan.to_pararecover() if isinstance(start.plan, Plan) else {"text": start.plan_text}
+    )
+    messages = replanner_messages(
+        start.query,
+        start.tools,
+        plan_json,
+        start.observations(),
+        round_index=start.rounds_executed,
+        hint=hint,
+    )
+    usage = Usage()
+    error: str | None = None
+    try:
+        reply = model.invoke(messages)
+        usage.model_calls = 1
+        text = str(reply.content)
+    except Exception as exc:  # the model failed: recorded, not raised
+        text, error = "", f"{type(exc).__name__}: {exc}"
+    nodes = _match_last_wave(start.plan, start.last_wave) if isinstance(start.plan, Plan) else {}
+    node_of = {id(c): n for n, c in nodes.items()}
+    steps: list[Step] = []
+    for c in start.last_wave:
+        args = c.arguments if isinstance(c.arguments, dict) else {"args": c.arguments}
+        steps.append(
+            Step(
+                index=len(steps),
+                round=1,
+                call=Call(tool=c.name, args=args, node_id=node_of.get(id(c))),
+                verdict=_step_verdict(tools, c.name, c.arguments),
+                observation=c.results,
+            )
+        )
+    parsed = Plan.parse(text)
+    plans = [
+        PlanVersion(
+            index=0,
+            round=1,
+            source="planner",
+            text=start.plan_text,
+            thought=start.plan.thought if isinstance(start.plan, Plan) else "",
+            parse_ok=isinstance(start.plan, Plan),
+        ),
+        PlanVersion(
+            index=1,
+            round=2,
+            source="replanner",
+            text=text,
+            thought=parsed.thought if isinstance(parsed, Plan) else getattr(parsed, "thought", ""),
+            plan=parsed.to_pararecover() if isinstance(parsed, Plan) else None,
+            parse_ok=isinstance(parsed, Plan),
+            parse_error=None if isinstance(parsed, Plan) else parsed.reason,
+        ),
+    ]
+    if error is not None:
+        end, cont = EndReason.MODEL_ERROR, None
+    else:
+        cont = continue_plan(
+            start,
+            parsed if isinstance(parsed, Plan) else text,
+            simulator or default_simulator(start, seed),
+        )
+        end = {
+            "answered": EndReason.ANSWERED,
+            "round_budget": EndReason.ROUND_BUDGET,
+            "unparsable_plan": EndReason.UNPARSABLE_PLAN,
+        }.get(cont.end_reason, EndReason.GAVE_UP)
+        error = cont.error
+        for s in cont.steps:
+            v = _step_verdict(tools, s.tool, s.args)
+            steps.append(
+                Step(
+                    index=len(steps),
+                    round=1 + s.round,
+                    call=Call(tool=s.tool, args=s.args, node_id=s.node),
+                    verdict=v,
+                    observation=s.result,
+                )
+            )
+    wave = 1 if start.last_wave else 0
+    usage.tool_calls = len(steps)
+    return Episode(
+        episode_id=f"{task.task_id}|{design}|{seed}",
+        task_id=task.task_id,
+        suite=task.suite,
+        design=design,
+        model=model_label(model),
+        seed=seed,
+        mode=task.mode,
+        query=task.query,
+        steps=steps,
+        plans=plans,
+        final_answer=("completed the plan" if cont is not None and cont.success else None),
+        end_reason=end,
+        error=error,
+        success=bool(cont is not None and cont.success),
+        usage=usage,
+        metadata={
+            "rounds_executed": start.rounds_executed - wave,
+            "calls_executed": start.calls_executed - len(start.last_wave),
+            "continuation": cont.end_reason if cont is not None else None,
+        },
+    )
