@@ -86,7 +86,7 @@ PLAN_ERRORS = {
     ErrorType.TYPE_ERROR: {"type_mismatch"},
     ErrorType.PARAMETER_INVALID: {"invalid_value", "precondition_failed"},
     ErrorType.TOOL_NAME_ERROR: {"unknown_tool"},
-    ErrorType.TOOL_SELECT_ERROR: {"unknown_param", "missing_param"},
+    ErrorType.TOOL_SELECT_ERROR: {"wrong_tool"},
     ErrorType.DEPENDENCE_NULL: {"dependency_missing", "parallel_conflict"},
     ErrorType.PARALLELISM_ERROR: {"parallel_conflict"},
     ErrorType.DEPENDENCE_ERROR: {"wrong_dependency"},

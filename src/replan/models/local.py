@@ -43,10 +43,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field
 
-from replan.core.tools import ToolSpec
+from replan.models.tooling import OpenAIToolBinding
 from replan.nodes.prompts import request_kind
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -143,7 +142,7 @@ def _text(m: BaseMessage) -> str:
     return "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in c)
 
 
-class LocalChatModel(BaseChatModel):
+class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     """SmolLM2-135M-Instruct (or another ChatML GGUF) as a LangChain chat model.
 
     Greedy decoding (``temperature=0``) with a fixed seed: the same messages give the same
@@ -174,16 +173,6 @@ class LocalChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"model": self.model_name, "seed": self.seed, "temperature": self.temperature}
-
-    def bind_tools(
-        self, tools: Sequence[Any], *, tool_choice: str | dict | bool | None = None, **kwargs: Any
-    ) -> Any:
-        formatted = [
-            t.to_openai() if isinstance(t, ToolSpec) else convert_to_openai_tool(t) for t in tools
-        ]
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=formatted, **kwargs)
 
     # -- generation --------------------------------------------------------------------------------
     def _generate(

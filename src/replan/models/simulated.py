@@ -61,7 +61,6 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from replan.core.plan import RESPONSE, ROOT, ParseFailure, Plan, PlanNode, exact_reference
@@ -78,6 +77,7 @@ from replan.models.observe import (
     read_observation,
 )
 from replan.models.profiles import CALL_ERROR_TYPES, CompetenceProfile, load_profile
+from replan.models.tooling import OpenAIToolBinding
 from replan.nodes.prompts import request_kind
 
 _PLAN_MARKER = "Follow this plan (a DAG; ${node.field} means the output of that node):\n"
@@ -203,7 +203,7 @@ class _Abort(Exception):
 
 
 # ---------------------------------------------------------------------------------------------
-class SimulatedChatModel(BaseChatModel):
+class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
     """A deterministic, profile-driven agent policy with the chat-model interface.
 
     Construct it per task: ``SimulatedChatModel(task=task, profile="competent", seed=3)``.
@@ -242,21 +242,6 @@ class SimulatedChatModel(BaseChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"profile": self.profile.name, "seed": self.seed, "task": self.task.base_id}
-
-    def bind_tools(
-        self,
-        tools: Sequence[Any],
-        *,
-        tool_choice: str | dict | bool | None = None,
-        **kwargs: Any,
-    ) -> Any:
-        """Bind tools (LangChain tools, functions, pydantic classes, OpenAI dicts, ToolSpecs)."""
-        formatted = [
-            t.to_openai() if isinstance(t, ToolSpec) else convert_to_openai_tool(t) for t in tools
-        ]
-        if tool_choice is not None:
-            kwargs["tool_choice"] = tool_choice
-        return self.bind(tools=formatted, **kwargs)
 
     def _generate(
         self,
