@@ -25,6 +25,8 @@ graphs as a parse failure, never repaired here.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -114,6 +116,16 @@ def llama_available() -> bool:
 _LOADED: dict[tuple[str, int, int, int], Any] = {}
 _LOCKS: dict[tuple[str, int, int, int], threading.Lock] = {}
 _LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_loaded() -> None:
+    """Free the loaded models before the interpreter tears modules down (llama.cpp's own
+    finaliser fails noisily when it runs that late)."""
+    for llm in _LOADED.values():
+        with contextlib.suppress(Exception):  # best effort at exit
+            llm.close()
+    _LOADED.clear()
 
 
 def _llama(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any, threading.Lock]:
