@@ -26,7 +26,7 @@ from replan.runner.store import FeedbackRow, ResultsStore, episode_key
 DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
 DEFAULT_MODEL = "simulated:competent"
 #: suites whose instances start at a replan point (the previous plan and the last wave's results)
-REPLAN_POINT_SUITES = ("pararecover",)
+REPLAN_POINT_SUITES = ("pararecover", "pararecover-synth")
 
 
 @dataclass
