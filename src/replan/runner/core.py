@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from replan.core.task import Task
 from replan.core.trace import EndReason, Episode
-from replan.runner.store import FeedbackRow, ResultsStore, episode_key
+from replan.runner.store import FAILURE_END_REASONS, FeedbackRow, ResultsStore, episode_key
 
 DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
 DEFAULT_MODEL = "simulated:competent"
@@ -149,7 +149,7 @@ def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
     """One job per model × design × task × seed; the model label carries the prompt variant
     (``simulated:competent+hint``) so that a hint run is never mistaken for a standard one."""
     return [
-        Job(t, d, model_label(m, cfg.prompt), s)
+        Job(t, d, model_with_prompt(m, cfg.prompt), s)
         for m in cfg.models
         for d in cfg.agents
         for t in tasks
@@ -157,7 +157,8 @@ def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
     ]
 
 
-def model_label(spec: str, prompt: str) -> str:
+def model_with_prompt(spec: str, prompt: str) -> str:
+    """The model spec a job records: ``spec`` itself, or ``spec+hint`` for the hint prompt."""
     return spec if prompt == "standard" else f"{spec}+{prompt}"
 
 
@@ -313,7 +314,7 @@ async def arun(
                 rows = [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))]
             store.save_episode(exp, ep, rows, level=job.task.level)
             counts["done"] += 1
-            counts["failures"] += int(ep.end_reason.value in ("model_error", "crashed", "timeout"))
+            counts["failures"] += int(ep.end_reason.value in FAILURE_END_REASONS)
             if progress:
                 progress(counts["done"], len(jobs), counts["failures"])
 

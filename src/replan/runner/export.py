@@ -54,7 +54,7 @@ SCALE = float(len(ITEMS))  # 15
 # -- the replanner request ---------------------------------------------------------------------
 def hint_of(episode: Episode) -> bool:
     """Whether the model label says the run used the failure-aware prompt (``<spec>+hint``,
-    :func:`replan.runner.core.model_label`). The export also reads the experiment's
+    :func:`replan.runner.core.model_with_prompt`). The export also reads the experiment's
     ``prompt`` setting from the store."""
     return episode.model.rsplit("+", 1)[-1] == "hint" if "+" in episode.model else False
 
