@@ -1,23 +1,31 @@
-"""Shared fixtures: paths to the ParaRecover sample shipped beside the repository."""
+"""Shared fixtures: paths to the ParaRecover sample shipped inside the package."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from replan.samples import PARARECOVER_SAMPLE, PARARECOVER_SAMPLE_FILES
+
 REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO.parent / "shared" / "datasets" / "pararecover-sample"
-SAMPLE_FILES = [
-    SAMPLE / "LEVEL-1" / "LEVEL-1_real_rollout.jsonl",
-    SAMPLE / "LEVEL-1" / "LEVEL-1_augmented.jsonl",
-    SAMPLE / "LEVEL-2" / "LEVEL-2_real_rollout.jsonl",
-]
+SAMPLE = PARARECOVER_SAMPLE
+SAMPLE_FILES = list(PARARECOVER_SAMPLE_FILES)
+
+
+def require_data(path: Path) -> None:
+    """Skip when a data file is absent; under ``CI=true`` a missing data file fails instead."""
+    if path.exists():
+        return
+    msg = f"data file not found: {path}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + " (CI=true: missing data is a failure, not a skip)")
+    pytest.skip(msg)
 
 
 @pytest.fixture(scope="session")
 def sample_files() -> list[Path]:
-    missing = [p for p in SAMPLE_FILES if not p.exists()]
-    if missing:
-        pytest.skip(f"ParaRecover sample not found beside the repository: {missing[0]}")
+    for p in SAMPLE_FILES:
+        require_data(p)
     return SAMPLE_FILES

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from replan.samples import PARARECOVER_SAMPLE
+
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
@@ -24,7 +26,7 @@ NAMES = [
     "03_pararecover.ipynb",
     "04_langsmith.ipynb",
 ]
-SAMPLE = (ROOT / ".." / "shared" / "datasets" / "pararecover-sample").resolve()
+SAMPLE = PARARECOVER_SAMPLE
 KERNEL = "replan-test-python"
 
 
@@ -85,8 +87,6 @@ def test_stored_notebooks_are_stripped_and_valid() -> None:
 def test_notebook_runs_offline(
     name: str, kernel_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if name.startswith("03") and not SAMPLE.is_dir():
-        pytest.skip(f"ParaRecover sample not found at {SAMPLE}")
     before = (NOTEBOOKS / name).read_bytes()
     nb = _execute(name, kernel_dir, monkeypatch)
     errors = [

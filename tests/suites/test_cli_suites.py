@@ -9,17 +9,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
+from replan.samples import PARARECOVER_SAMPLE
 from typer.testing import CliRunner
 
 from replan.cli import app
 from replan.cli.data import COMMIT, FILES, REPO
 
-SAMPLE = (
-    Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "pararecover-sample"
-).resolve()
-need_sample = pytest.mark.skipif(
-    not SAMPLE.is_dir(), reason=f"ParaRecover sample not found at {SAMPLE}"
-)
+SAMPLE = PARARECOVER_SAMPLE
 runner = CliRunner()
 
 
@@ -49,7 +46,6 @@ def test_suites_stats_toolmaze_json():
     assert got["levels"]["C1"]["valid_paths"] == 100
 
 
-@need_sample
 def test_suites_stats_pararecover_json():
     got = _json(
         runner.invoke(app, ["suites", "stats", "pararecover", "--path", str(SAMPLE), "--json"])
@@ -118,7 +114,6 @@ def server():
     s.close()
 
 
-@need_sample
 def test_data_pararecover_fetches_validates_and_records(server, tmp_path):
     dest = tmp_path / "pr"
     got = _json(
@@ -150,7 +145,6 @@ def test_data_pararecover_fetches_validates_and_records(server, tmp_path):
     assert len(server.requests) == n
 
 
-@need_sample
 def test_data_pararecover_resumes_a_partial_download(server, tmp_path, monkeypatch):
     dest = tmp_path / "pr"
     rel = FILES[0]
@@ -166,7 +160,6 @@ def test_data_pararecover_resumes_a_partial_download(server, tmp_path, monkeypat
     assert (f"/{REPO}/{COMMIT}/{rel}", "bytes=1000-") in server.requests
 
 
-@need_sample
 def test_data_pararecover_rejects_a_file_with_a_bad_line(tmp_path):
     rel = FILES[2]
     body = (SAMPLE / rel.split("/", 1)[1]).read_bytes() + b'{"id": 99, "query": "q"}\n'

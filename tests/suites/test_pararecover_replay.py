@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from replan.samples import PARARECOVER_SAMPLE
+
 from replan.core.plan import Plan, PlanNode
 from replan.core.tools import ToolSpec
 from replan.suites import load_suite
 from replan.suites import pararecover as pr
 
-SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "pararecover-sample"
-SAMPLE = SAMPLE.resolve()
-need_sample = pytest.mark.skipif(
-    not SAMPLE.is_dir(), reason=f"ParaRecover sample not found at {SAMPLE}"
-)
+SAMPLE = PARARECOVER_SAMPLE
 FILES = {
     "LEVEL-1/LEVEL-1_real_rollout.jsonl": 49,
     "LEVEL-1/LEVEL-1_augmented.jsonl": 16,
@@ -24,7 +22,6 @@ FILES = {
 }
 
 
-@need_sample
 @pytest.mark.parametrize("rel", sorted(FILES))
 def test_loader_reads_every_line_of_the_sample(rel):
     path = SAMPLE / rel
@@ -43,7 +40,6 @@ def test_loader_reads_every_line_of_the_sample(rel):
     assert {t.level for t in tasks} == {"LEVEL-2" if "LEVEL-2" in rel else "LEVEL-1"}
 
 
-@need_sample
 def test_load_suite_reads_a_directory_and_filters_levels():
     all_tasks = load_suite("pararecover", path=str(SAMPLE))
     assert len(all_tasks) == sum(FILES.values())
@@ -227,7 +223,6 @@ def test_result_failed_reads_error_texts():
         assert not pr.result_failed(r), r
 
 
-@need_sample
 def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")
     inst = next(i for i in good if i.id == 1)  # Parameter_Error: high_rated_reviews
