@@ -26,6 +26,9 @@ _LAZY = {
     "load_corpus": ("replan.env.corpus", "load_corpus"),
     "make_model": ("replan.models", "make_model"),
     "run_episode": ("replan.graphs", "run_episode"),
+    "FaultInjectionMiddleware": ("replan.inplace.middleware", "FaultInjectionMiddleware"),
+    "evaluate_in_place": ("replan.inplace.evaluate", "evaluate_in_place"),
+    "wrap_tools": ("replan.inplace.wrapper", "wrap_tools"),
 }
 
 

@@ -1,0 +1,47 @@
+"""Fault-test your own agent with your own tools and tasks (issue 15).
+
+- :mod:`.faults` — seeded fault schedules (NP, P1–P4) on your tools, built on the perturbation
+  engine; explicit faults raise, implicit faults corrupt outputs with an episode-unique sentinel.
+- :mod:`.wrapper` — the one tool wrapper: records, judges against each tool's args schema, injects.
+- :mod:`.middleware` — :class:`FaultInjectionMiddleware` for ``create_agent``.
+- :mod:`.tasks` — your tasks and their checkers.
+- :mod:`.evaluate` — :func:`evaluate_in_place` (store, score, table, assertions).
+- :mod:`.langsmith` — the same through ``langsmith.evaluate``.
+- :mod:`.traces` — score production transcripts with nothing running.
+- :mod:`.scripted` — a scripted tool-calling model for offline tests.
+- :mod:`.pytest_plugin` — the ``replan_chaos`` fixture.
+
+Names load on first use, so ``import replan.inplace`` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_LAZY = {
+    "FaultSchedule": "replan.inplace.faults",
+    "InjectedFault": "replan.inplace.faults",
+    "FaultSession": "replan.inplace.wrapper",
+    "InstrumentedTool": "replan.inplace.wrapper",
+    "wrap_tools": "replan.inplace.wrapper",
+    "FaultInjectionMiddleware": "replan.inplace.middleware",
+    "InPlaceTask": "replan.inplace.tasks",
+    "load_tasks": "replan.inplace.tasks",
+    "InPlaceResults": "replan.inplace.evaluate",
+    "evaluate_in_place": "replan.inplace.evaluate",
+    "ScriptedToolModel": "replan.inplace.scripted",
+    "score_traces": "replan.inplace.traces",
+    "score_thread": "replan.inplace.traces",
+    "evaluate_in_langsmith": "replan.inplace.langsmith",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'replan.inplace' has no attribute {name!r}")
+
+
+__all__ = sorted(_LAZY)

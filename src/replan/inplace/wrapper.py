@@ -1,0 +1,570 @@
+"""One tool wrapper: record every call of any LangChain ``BaseTool``, judge it against the tool's
+own args schema, and inject the faults of a seeded schedule.
+
+The same logic serves two ways in (one place, :class:`FaultSession`):
+
+- :func:`wrap_tools` wraps tools (for a hand-built ``StateGraph`` + ``ToolNode``, or any code
+  that calls tools) in :class:`InstrumentedTool`;
+- :class:`~replan.inplace.middleware.FaultInjectionMiddleware` intercepts ``create_agent``'s tool
+  calls (``wrap_tool_call`` / ``awrap_tool_call``).
+
+**Validity** of a call (the prefix metrics' "executable"): a call to an unknown tool, arguments
+that the tool's pydantic args schema rejects (a ``ValidationError``: missing, wrong type, a value
+out of range; extra names where the model forbids them) or, for a JSON-Schema ``args_schema``,
+that the schema rejects (unknown names included), and a call for which the tool itself reports
+an error (it raises, or returns an error ``ToolMessage``) are *invalid*. Injected faults are
+never verdicts against the agent: a valid call that meets a 429 is executable. As in the world,
+an invalid call never activates or consumes a fault.
+
+**Recording**: each call becomes a :class:`~replan.core.trace.Step` (the Episode contract every
+evaluator reads): the call, its verdict, what the agent saw (a plain-text output is recorded as
+``{"text": ..., "values": [numbers and dates in it]}`` so later use of a value can be found), and
+the perturbation, with its sentinel, when a fault shaped it.
+
+A session is found through a context variable (:func:`activate`), so one compiled agent serves
+every episode and mode of an evaluation; outside an activated session, wrapped tools and the
+middleware use their own session (built from their schedule).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import threading
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from replan.core.taxonomy import VerdictCode
+from replan.core.tools import ToolSpec
+from replan.core.trace import Call, Perturbation, Step, Verdict
+from replan.inplace.faults import (
+    EpisodeFaults,
+    FaultSchedule,
+    InjectedFault,
+    _inline_refs,
+    explicit_fault_observation,
+    fault_exception,
+)
+
+# -- validity ---------------------------------------------------------------------------------------
+_TYPE_ERRORS = re.compile(r"(_type|_parsing|^model_attributes_type|^is_instance_of)$")
+
+
+def _pydantic_verdict(tool: str, exc: ValidationError) -> Verdict:
+    err = exc.errors()[0]
+    loc = ".".join(str(x) for x in err.get("loc", ()))
+    param = str(err["loc"][0]) if err.get("loc") else None
+    etype = str(err.get("type", ""))
+    if etype == "missing":
+        code = VerdictCode.MISSING_PARAM
+    elif etype == "extra_forbidden":
+        code = VerdictCode.UNKNOWN_PARAM
+    elif _TYPE_ERRORS.search(etype):
+        code = VerdictCode.TYPE_MISMATCH
+    else:
+        code = VerdictCode.INVALID_VALUE
+    return Verdict(code=code, param=param, message=f"{tool}.{loc or 'args'}: {err.get('msg')}")
+
+
+def _var_args_only(tool: BaseTool) -> bool:
+    """A tool whose arguments nobody declared: no args_schema and a ``_run(*args, **kwargs)``."""
+    if tool.args_schema is not None:
+        return False
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None) or tool._run
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    kinds = {p.kind for p in params if p.name not in ("self", "run_manager", "callbacks")}
+    return bool(kinds) and kinds <= {
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    }
+
+
+_WARNED: set[str] = set()
+
+
+def schema_problem(tool: BaseTool) -> str | None:
+    """Why the validity of ``tool``'s calls cannot be judged from a schema, or ``None``."""
+    if _var_args_only(tool):
+        return (
+            f"tool {tool.name!r} ({type(tool).__name__}) declares no args schema (args_schema is "
+            "None and it takes *args/**kwargs): its calls are judged only by whether the tool "
+            "reports an error; give it an args_schema to have its arguments checked"
+        )
+    return None
+
+
+def spec_from_tool(tool: BaseTool) -> ToolSpec:
+    """The :class:`~replan.core.tools.ToolSpec` of a LangChain tool (name, description and the
+    JSON Schema of the arguments a model may pass, injected arguments excluded)."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, Mapping):
+        params = dict(schema)
+    else:
+        params = _inline_refs(schema.model_json_schema())
+    return ToolSpec(
+        name=tool.name,
+        description=tool.description or "",
+        parameters={
+            "type": "object",
+            "properties": dict(params.get("properties") or {}),
+            "required": list(params.get("required") or []),
+        },
+        returns={},
+    )
+
+
+def check_call(tool: BaseTool | None, name: str, args: Any) -> Verdict:
+    """The verdict on a call before it runs (see the module docstring)."""
+    if tool is None:
+        return Verdict(code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {name!r}")
+    if not isinstance(args, Mapping):
+        return Verdict(
+            code=VerdictCode.TYPE_MISMATCH,
+            message=f"arguments of {name} must be an object, got {type(args).__name__}",
+        )
+    problem = schema_problem(tool)
+    if problem is not None:
+        if tool.name not in _WARNED:
+            _WARNED.add(tool.name)
+            warnings.warn(problem, stacklevel=3)
+        return Verdict.okay()
+    schema = tool.tool_call_schema
+    if isinstance(schema, Mapping):
+        res = spec_from_tool(tool).check_args(args)
+        if res.ok:
+            return Verdict.okay()
+        return Verdict(code=res.code, param=res.param, message=res.message)
+    try:
+        schema.model_validate(dict(args))
+    except ValidationError as exc:
+        return _pydantic_verdict(name, exc)
+    return Verdict.okay()
+
+
+# -- what the agent saw -----------------------------------------------------------------------------
+_VALUE_IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}|-?\d+(?:[.,]\d+)*")
+
+
+def _jsonable(value: Any) -> Any:
+    try:
+        return json.loads(json.dumps(value, default=str))
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def observed(output: Any) -> Any:
+    """The JSON form of what the agent saw (see the module docstring)."""
+    if isinstance(output, ToolMessage):
+        output = output.content
+    elif isinstance(output, tuple) and len(output) == 2:
+        output = output[0]
+    if isinstance(output, BaseModel):
+        return output.model_dump(mode="json")
+    if isinstance(output, str):
+        text = output.strip()
+        if text[:1] in "{[":
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        values: list[Any] = []
+        for m in _VALUE_IN_TEXT.finditer(output):
+            raw = m.group()
+            if "-" in raw[1:]:
+                values.append(raw)
+                continue
+            try:
+                num = float(raw.replace(",", ""))
+            except ValueError:
+                continue
+            values.append(int(num) if num.is_integer() and "." not in raw else num)
+        return {"text": output, "values": values}
+    return _jsonable(output)
+
+
+def is_error_output(output: Any) -> bool:
+    """A tool output that reports an error (an error ``ToolMessage``)."""
+    return isinstance(output, ToolMessage) and output.status == "error"
+
+
+def _content(output: Any) -> str:
+    if isinstance(output, ToolMessage):
+        return output.text if hasattr(output, "text") else str(output.content)
+    return str(output)
+
+
+# -- the session --------------------------------------------------------------------------------------
+@dataclass
+class _Pending:
+    call: Call
+    verdict: Verdict
+    perturbation: Perturbation | None
+    round: int
+    t0: float
+
+
+class FaultSession:
+    """The record and faults of one episode (thread-safe; one per episode).
+
+    ``faults`` is the episode's injector (``None``: record only). ``notes`` collects what could
+    not be done (an implicit fault on an output with nothing to corrupt), keyed by tool.
+    """
+
+    def __init__(self, faults: EpisodeFaults | None = None, *, deliver: str | None = None):
+        self.faults = faults
+        self.deliver = deliver or (faults.deliver if faults is not None else "raise")
+        self.steps: list[Step] = []
+        self.notes: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    @classmethod
+    def from_schedule(
+        cls, schedule: FaultSchedule | None, task_id: str = "default", seed: int = 0
+    ) -> FaultSession:
+        if schedule is None:
+            return cls(None)
+        return cls(schedule.for_episode(task_id, seed), deliver=schedule.deliver)
+
+    # -- the three moments of a call -------------------------------------------------------------
+    def begin(self, tool: BaseTool | None, call: Call, round: int | None = None) -> _Pending:
+        """Judge the call and draw its fault (before anything runs)."""
+        verdict = check_call(tool, call.tool, call.args)
+        pert = None
+        with self._lock:
+            if verdict.ok and self.faults is not None:
+                pert = self.faults.intercept(call.tool, call.args)
+            r = round if round is not None else self._round()
+        return _Pending(call, verdict, pert, r, time.perf_counter())
+
+    def explicit(self, pending: _Pending, tool: BaseTool | None, tool_call_id: str | None) -> Any:
+        """Record and deliver an explicit fault: raise it, or return it as the tool's output."""
+        pert = pending.perturbation
+        assert pert is not None and pert.explicit
+        obs = explicit_fault_observation(pert.kind, pending.call.tool)
+        self._record(pending, pending.verdict, obs, pert)
+        if pert.kind == "empty":
+            return _as_output("{}", tool_call_id, pending.call.tool, "success")
+        exc = fault_exception(pert.kind, pending.call.tool)
+        handler = getattr(tool, "handle_tool_error", None) if tool is not None else None
+        if handler:  # the tool handles its own ToolExceptions: it would have said this instead
+            return _as_output(_handled(exc, handler), tool_call_id, pending.call.tool, "error")
+        if self.deliver == "message":
+            return _as_output(json.dumps(obs), tool_call_id, pending.call.tool, "error")
+        raise exc
+
+    def finish(self, pending: _Pending, output: Any) -> Any:
+        """Record a call that returned; corrupt its output under an implicit fault."""
+        verdict = pending.verdict
+        pert = pending.perturbation
+        if is_error_output(output):
+            if verdict.ok:
+                verdict = Verdict(
+                    code=VerdictCode.INVALID_VALUE,
+                    message=f"{pending.call.tool} reported an error: {_content(output)[:300]}",
+                )
+            pert = None  # a rejected call meets no fault (nothing was perturbed)
+        elif pert is not None and not pert.explicit and self.faults is not None:
+            got = self.faults.corrupt(output)
+            if got is None:
+                self.notes[pending.call.tool] = (
+                    f"implicit fault on {pending.call.tool}: its output "
+                    f"({type(output).__name__}) has no field, number or date to corrupt"
+                )
+                pert = None
+            else:
+                output = got.output
+                pert = pert.model_copy(update={"kind": got.kind, "sentinel": got.sentinel})
+        self._record(pending, verdict, observed(output), pert)
+        return output
+
+    def failed(self, pending: _Pending, exc: BaseException) -> None:
+        """Record a call whose tool raised (the tool's own error: an invalid call)."""
+        verdict = pending.verdict
+        if verdict.ok:
+            if isinstance(exc, ValidationError):
+                verdict = _pydantic_verdict(pending.call.tool, exc)
+            else:
+                verdict = Verdict(
+                    code=VerdictCode.INVALID_VALUE,
+                    message=f"{pending.call.tool} raised {type(exc).__name__}: {str(exc)[:300]}",
+                )
+        obs = {"error": type(exc).__name__, "message": str(exc)[:1000]}
+        self._record(pending, verdict, obs, None)
+
+    # -- running a call end to end ---------------------------------------------------------------
+    def run(
+        self,
+        tool: BaseTool | None,
+        call: Call,
+        execute: Callable[[], Any],
+        *,
+        round: int | None = None,
+    ) -> Any:
+        """Judge, inject, execute (``execute()`` runs the real tool) and record one call."""
+        pending = self.begin(tool, call, round)
+        if pending.perturbation is not None and pending.perturbation.explicit:
+            return self.explicit(pending, tool, call.call_id)
+        try:
+            output = execute()
+        except Exception as exc:
+            if not _control_flow(exc):
+                self.failed(pending, exc)
+            raise
+        return self.finish(pending, output)
+
+    async def arun(
+        self,
+        tool: BaseTool | None,
+        call: Call,
+        execute: Callable[[], Any],
+        *,
+        round: int | None = None,
+    ) -> Any:
+        """:meth:`run` for an awaitable ``execute()``."""
+        pending = self.begin(tool, call, round)
+        if pending.perturbation is not None and pending.perturbation.explicit:
+            return self.explicit(pending, tool, call.call_id)
+        try:
+            output = await execute()
+        except Exception as exc:
+            if not _control_flow(exc):
+                self.failed(pending, exc)
+            raise
+        return self.finish(pending, output)
+
+    # -- internals -------------------------------------------------------------------------------
+    def _round(self) -> int:
+        return self.steps[-1].round if self.steps else 0
+
+    def _record(
+        self, pending: _Pending, verdict: Verdict, observation: Any, pert: Perturbation | None
+    ) -> None:
+        with self._lock:
+            self.steps.append(
+                Step(
+                    index=len(self.steps),
+                    round=pending.round,
+                    call=pending.call,
+                    verdict=verdict,
+                    observation=observation,
+                    perturbation=pert,
+                    duration_s=time.perf_counter() - pending.t0,
+                )
+            )
+
+    @property
+    def perturbations(self) -> list[Perturbation]:
+        return [s.perturbation for s in self.steps if s.perturbation is not None]
+
+    @property
+    def exposed(self) -> bool:
+        """Whether a fault reached the agent in this session."""
+        return any(s.perturbation is not None for s in self.steps)
+
+
+def _control_flow(exc: BaseException) -> bool:
+    """LangGraph's interrupts and parent commands pass through untouched (not tool errors)."""
+    try:
+        from langgraph.errors import GraphBubbleUp
+    except ImportError:  # pragma: no cover - langgraph is a dependency
+        return False
+    return isinstance(exc, GraphBubbleUp)
+
+
+def _handled(exc: ToolException, flag: Any) -> str:
+    """What a tool with ``handle_tool_error = flag`` returns for ``exc`` (LangChain's rule)."""
+    if flag is True:
+        return exc.args[0] if exc.args else "Tool execution error"
+    if isinstance(flag, str):
+        return flag
+    if callable(flag):
+        return str(flag(exc))
+    return str(exc)
+
+
+def _as_output(content: str, tool_call_id: str | None, name: str, status: str) -> Any:
+    if tool_call_id is None:
+        return content
+    return ToolMessage(content=content, tool_call_id=tool_call_id, name=name, status=status)
+
+
+_ACTIVE: ContextVar[FaultSession | None] = ContextVar("replan_inplace_session", default=None)
+
+
+def current_session() -> FaultSession | None:
+    """The session activated for the running episode, if any."""
+    return _ACTIVE.get()
+
+
+@contextmanager
+def activate(session: FaultSession) -> Iterator[FaultSession]:
+    """Make ``session`` the one every wrapped tool and middleware records into (this context)."""
+    token = _ACTIVE.set(session)
+    try:
+        yield session
+    finally:
+        _ACTIVE.reset(token)
+
+
+# -- the tool wrapper ---------------------------------------------------------------------------------
+def round_of(messages: Sequence[Any] | None) -> int | None:
+    """The model turn a tool call belongs to: the number of AI messages so far."""
+    if not messages:
+        return None
+    return sum(1 for m in messages if isinstance(m, AIMessage))
+
+
+def call_of(name: str, input: Any) -> Call:
+    """A :class:`Call` from a tool's input (a ``ToolCall`` dict, an args dict or a string)."""
+    if isinstance(input, Mapping) and input.get("type") == "tool_call":
+        args = input.get("args")
+        call_id = input.get("id")
+        return Call(
+            tool=name,
+            args=dict(args) if isinstance(args, Mapping) else {"__raw_arguments__": args},
+            call_id=None if call_id is None else str(call_id),
+        )
+    if isinstance(input, Mapping):
+        return Call(tool=name, args=dict(input))
+    return Call(tool=name, args={"__raw_arguments__": input})
+
+
+def async_only(tool: BaseTool) -> bool:
+    """A tool with a coroutine and no sync function (it cannot run under ``invoke``)."""
+    return isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None
+
+
+class InstrumentedTool(BaseTool):
+    """A ``BaseTool`` that records, judges and fault-injects every call of ``inner``.
+
+    It shows the model exactly ``inner``'s name, description and schema; outside an activated
+    session it uses ``session`` (its own), so it also works on its own.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseTool
+    session: FaultSession | None = None
+
+    def _session(self) -> FaultSession | None:
+        return current_session() or self.session
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        session = self._session()
+        if session is None:
+            return self.inner.invoke(input, config, **kwargs)
+        if async_only(self.inner):
+            raise TypeError(
+                f"tool {self.name!r} is async-only (it has a coroutine and no sync function): "
+                "run the agent with ainvoke/astream (evaluate_in_place does so when any tool is "
+                "async-only)"
+            )
+        return session.run(
+            self.inner,
+            call_of(self.name, input),
+            lambda: self.inner.invoke(input, config, **kwargs),
+        )
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
+        session = self._session()
+        if session is None:
+            return await self.inner.ainvoke(input, config, **kwargs)
+        return await session.arun(
+            self.inner,
+            call_of(self.name, input),
+            lambda: self.inner.ainvoke(input, config, **kwargs),
+        )
+
+    def _run(self, *args: Any, **kwargs: Any) -> Any:  # only reached through BaseTool.run
+        kwargs.pop("run_manager", None)
+        return self.invoke(kwargs if kwargs else (args[0] if args else {}))
+
+    async def _arun(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("run_manager", None)
+        return await self.ainvoke(kwargs if kwargs else (args[0] if args else {}))
+
+
+def as_base_tool(tool: Any, where: str = "tools") -> BaseTool:
+    """A ``BaseTool`` from a tool or a plain function (converted with ``@tool``'s rules)."""
+    if isinstance(tool, BaseTool):
+        return tool
+    if callable(tool):
+        from langchain_core.tools import tool as make_tool
+
+        return make_tool(tool)
+    raise TypeError(
+        f"{where}: {tool!r} is not a LangChain tool or a function (give BaseTool instances, "
+        "@tool functions or plain functions with type hints)"
+    )
+
+
+def wrap_tool(tool: Any, session: FaultSession | None = None) -> InstrumentedTool:
+    """Wrap one tool (idempotent: a wrapped tool is re-wrapped around its inner tool)."""
+    base = as_base_tool(tool)
+    if isinstance(base, InstrumentedTool):
+        base = base.inner
+    return InstrumentedTool(
+        name=base.name,
+        description=base.description,
+        args_schema=base.args_schema,
+        return_direct=base.return_direct,
+        response_format=base.response_format,
+        inner=base,
+        session=session,
+    )
+
+
+def wrap_tools(
+    tools: Sequence[Any],
+    schedule: FaultSchedule | None = None,
+    *,
+    task_id: str = "default",
+    seed: int = 0,
+) -> list[InstrumentedTool]:
+    """Wrap ``tools`` for a hand-built graph (``ToolNode(wrap_tools(tools, schedule))``).
+
+    The wrapped tools share one session built from ``schedule`` (``None``: record only), used
+    whenever no session is activated; ``wrapped[0].session.steps`` holds the record. Inside
+    :func:`replan.evaluate_in_place` the evaluation's own session per episode takes over.
+    """
+    base = [as_base_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
+    names = [t.name for t in base]
+    if schedule is not None and not schedule.tools:
+        import dataclasses
+
+        schedule = dataclasses.replace(schedule, tools=tuple(names))
+    session = FaultSession.from_schedule(schedule, task_id, seed)
+    return [wrap_tool(t, session) for t in base]
+
+
+__all__ = [
+    "FaultSession",
+    "InjectedFault",
+    "InstrumentedTool",
+    "activate",
+    "as_base_tool",
+    "async_only",
+    "call_of",
+    "check_call",
+    "current_session",
+    "observed",
+    "round_of",
+    "schema_problem",
+    "spec_from_tool",
+    "wrap_tool",
+    "wrap_tools",
+]
