@@ -81,9 +81,9 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
 
 def score_command(
     episodes: Annotated[
-        Path,
+        Path | None,
         typer.Argument(exists=True, dir_okay=False, help="Episodes, one JSON per line"),
-    ],
+    ] = None,
     tasks: Annotated[
         Path | None,
         typer.Option("--tasks", exists=True, dir_okay=False, help="Tasks, one JSON per line"),
@@ -97,9 +97,25 @@ def score_command(
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="bootstrap seed")] = 0,
     n_boot: Annotated[int, typer.Option("--n-boot", min=100, help="bootstrap resamples")] = 2000,
+    traces: Annotated[
+        Path | None,
+        typer.Option("--traces", help="score transcripts (one conversation per line) instead"),
+    ] = None,
+    tools: Annotated[
+        Path | None, typer.Option("--tools", help="the tools' JSON schemas (with --traces)")
+    ] = None,
 ) -> None:
     """Score saved Episodes: prefix executability, ToolMaze recovery, ParaRecover execution
-    metrics; every aggregate with its 95% interval."""
+    metrics; every aggregate with its 95% interval. With ``--traces``/``--tools``: production
+    transcripts, nothing run (:mod:`replan.cli.traces`)."""
+    if traces is not None:
+        from replan.cli.traces import traces_command
+
+        traces_command(traces, tools, as_json=as_json, seed=seed, n_boot=n_boot)
+        return
+    if episodes is None:
+        Console(stderr=True).print("[red]error[/]: give EPISODES.jsonl (or --traces and --tools)")
+        raise typer.Exit(1)
     from replan.core.task import Task
     from replan.core.trace import Episode
     from replan.evaluators import score
