@@ -1,0 +1,189 @@
+"""The one tool wrapper: recording, validity against each tool's own schema, fault delivery —
+in a hand-built StateGraph + ToolNode and in create_agent through the middleware."""
+
+from __future__ import annotations
+
+import asyncio
+import warnings
+from typing import Any
+
+import ip_shop as shop
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ToolRetryMiddleware
+from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool, StructuredTool, tool
+from langgraph.graph import START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+
+from replan.core.taxonomy import VerdictCode
+from replan.core.trace import Call
+from replan.inplace import (
+    FaultInjectionMiddleware,
+    FaultSchedule,
+    InjectedFault,
+    ScriptedToolModel,
+    wrap_tools,
+)
+from replan.inplace.wrapper import FaultSession, activate, check_call
+
+NAMES = tuple(t.name for t in shop.TOOLS)
+ASK = "What do Ada's open orders (ada@example.com) total in EUR?"
+
+
+def _graph(tools: list[BaseTool], model: Any) -> Any:
+    """The hand-built ReAct graph of LangGraph's docs: model node + ToolNode."""
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [model.invoke(state["messages"])]}
+
+    g = StateGraph(MessagesState)
+    g.add_node("model", call_model)
+    g.add_node("tools", ToolNode(tools, handle_tool_errors=True))
+    g.add_edge(START, "model")
+    g.add_conditional_edges("model", tools_condition)
+    g.add_edge("tools", "model")
+    return g.compile()
+
+
+def test_hand_built_toolnode_records_and_injects() -> None:
+    sched = FaultSchedule(mode="P1", target="list_orders", tools=NAMES, kind="http_503")
+    tools = wrap_tools(shop.TOOLS, sched)
+    out = _graph(tools, shop.model(on_error="retry")).invoke({"messages": [HumanMessage(ASK)]})
+    steps = tools[0].session.steps
+    assert [s.call.tool for s in steps] == [
+        "find_customer",
+        "list_orders",
+        "list_orders",
+        "usd_to_eur",
+    ]
+    assert steps[1].perturbation.kind == "http_503" and steps[1].verdict.ok  # not the agent's
+    assert steps[2].perturbation is None and steps[2].observation["total_usd"] == 182.65
+    # ToolNode(handle_tool_errors=True) showed the model the raised 503; the model retried
+    errors = [m for m in out["messages"] if getattr(m, "status", None) == "error"]
+    assert len(errors) == 1 and "503" in errors[0].content
+    assert out["messages"][-1].content == "The open orders total 168.60 EUR."
+
+
+def test_invalid_calls_are_judged_by_the_tools_own_schema() -> None:
+    cases = {
+        "missing": ({}, VerdictCode.MISSING_PARAM),
+        "type": ({"amount": "lots"}, VerdictCode.TYPE_MISMATCH),
+    }
+    for args, code in cases.values():
+        assert check_call(shop.usd_to_eur, "usd_to_eur", args).code is code
+    assert check_call(None, "nope", {}).code is VerdictCode.UNKNOWN_TOOL
+    assert check_call(shop.usd_to_eur, "usd_to_eur", {"amount": 3}).ok
+    # a ToolNode turns the ValidationError into an error message; the wrapper records the verdict
+    model = ScriptedToolModel(plan=[("usd_to_eur", {"amount": "lots"})], answer="gave up")
+    tools = wrap_tools(shop.TOOLS)
+    _graph(tools, model).invoke({"messages": [HumanMessage("convert")]})
+    (step,) = tools[0].session.steps
+    assert step.verdict.code is VerdictCode.TYPE_MISMATCH and step.verdict.param == "amount"
+
+
+def test_a_tool_that_raises_its_own_error_is_an_invalid_call() -> None:
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        raise KeyError(key)
+
+    tools = wrap_tools([lookup])
+    model = ScriptedToolModel(plan=[("lookup", {"key": "k"})], answer="done")
+    _graph(tools, model).invoke({"messages": [HumanMessage("go")]})
+    (step,) = tools[0].session.steps
+    assert step.verdict.code is VerdictCode.INVALID_VALUE and "KeyError" in step.verdict.message
+
+
+def test_middleware_with_create_agent_and_retry_middleware() -> None:
+    chaos = FaultInjectionMiddleware(
+        FaultSchedule(mode="P1", target="list_orders", tools=NAMES, kind="http_429")
+    )
+    retry = ToolRetryMiddleware(max_retries=2, initial_delay=0, jitter=False)
+    agent = create_agent(shop.model(), shop.TOOLS, middleware=[retry, chaos])
+    out = agent.invoke({"messages": [HumanMessage(ASK)]})
+    assert out["messages"][-1].content == "The open orders total 168.60 EUR."
+    kinds = [(s.call.tool, s.perturbation.kind if s.perturbation else None) for s in chaos.steps]
+    assert kinds[1:3] == [("list_orders", "http_429"), ("list_orders", None)]
+    assert [s.round for s in chaos.steps] == [1, 2, 2, 3]  # the model turn of each call
+
+
+def test_without_retry_the_injected_exception_escapes_create_agent() -> None:
+    chaos = FaultInjectionMiddleware(
+        FaultSchedule(mode="P2", target="list_orders", tools=NAMES, kind="timeout")
+    )
+    agent = create_agent(shop.model(), shop.TOOLS, middleware=[chaos])
+    with pytest.raises(InjectedFault, match="timed out"):
+        agent.invoke({"messages": [HumanMessage(ASK)]})
+    assert chaos.steps[-1].perturbation.kind == "timeout"
+
+
+def test_deliver_message_returns_the_error_to_the_model() -> None:
+    sched = FaultSchedule(
+        mode="P2", target="list_orders", tools=NAMES, kind="http_503", deliver="message"
+    )
+    chaos = FaultInjectionMiddleware(sched)
+    agent = create_agent(shop.model(), shop.TOOLS, middleware=[chaos])
+    out = agent.invoke({"messages": [HumanMessage(ASK)]})
+    assert out["messages"][-1].content.startswith("I could not complete the task")
+
+
+def test_async_only_tools_and_awrap_tool_call() -> None:
+    async def convert(amount: float) -> str:
+        return f"{amount * 2:.2f} EUR"
+
+    atool = StructuredTool.from_function(coroutine=convert, name="convert", description="x2")
+    chaos = FaultInjectionMiddleware(
+        FaultSchedule(mode="P3", target="convert", tools=("convert",), seed=1)
+    )
+    model = ScriptedToolModel(plan=[("convert", {"amount": 5})], answer=lambda r: str(r[0]))
+    agent = create_agent(model, [atool], middleware=[chaos])
+    asyncio.run(agent.ainvoke({"messages": [HumanMessage("convert 5")]}))
+    (step,) = chaos.steps
+    assert step.perturbation is not None and step.perturbation.sentinel is not None
+    assert str(step.perturbation.sentinel) in step.observation["text"]
+    # the sync path of a wrapped async-only tool says what to do instead of failing obscurely
+    wrapped = wrap_tools([atool])[0]
+    with pytest.raises(TypeError, match=r"'convert' is async-only.*ainvoke"):
+        wrapped.invoke({"amount": 1})
+
+
+def test_a_tool_without_an_args_schema_is_named() -> None:
+    class Legacy(BaseTool):
+        name: str = "legacy"
+        description: str = "takes anything"
+
+        def _run(self, *args: Any, **kwargs: Any) -> str:
+            return "ok"
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v = check_call(Legacy(), "legacy", {"x": 1})
+    assert v.ok
+    assert any("'legacy'" in str(w.message) and "no args schema" in str(w.message) for w in caught)
+
+
+def test_an_implicit_fault_on_an_output_with_nothing_to_corrupt_is_noted() -> None:
+    @tool
+    def ping() -> str:
+        """Say hello."""
+        return "pong"
+
+    session = FaultSession(FaultSchedule(mode="P4", target="ping", tools=("ping",)).for_episode())
+    with activate(session):
+        wrap_tools([ping])[0].invoke({})
+    assert session.steps[0].perturbation is None and not session.exposed
+    assert "no field, number or date" in session.notes["ping"]
+
+
+def test_a_tool_error_message_is_an_invalid_call() -> None:
+    session = FaultSession()
+    pending = session.begin(shop.usd_to_eur, Call(tool="usd_to_eur", args={"amount": 1}))
+    session.finish(
+        pending, ToolMessage(content="Error: rate service down", tool_call_id="x", status="error")
+    )
+    (step,) = session.steps
+    assert (
+        step.verdict.code is VerdictCode.INVALID_VALUE
+        and "rate service down" in step.verdict.message
+    )
