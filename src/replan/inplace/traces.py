@@ -15,7 +15,7 @@ Each tool call becomes a Step judged from what a trace can decide:
   ``unknown_param`` / ``missing_param`` / ``type_mismatch`` / ``invalid_value`` (the checks the
   world makes, :meth:`~replan.core.tools.ToolSpec.check_args`);
 - a result that reports an error (``status: "error"``, a JSON object with an ``error`` key, or
-  text starting with ``Error``) is the tool rejecting the call (``invalid_value``, ParaRecover's
+  text starting with ``Error`` or an HTTP 4xx/5xx status) is the tool rejecting the call (``invalid_value``, ParaRecover's
   Parameter_Invalid) — unless it is a service failure, which is not the agent's: a timeout
   (``timeout``), an empty result (``empty_result``), an HTTP 429 / 5xx;
 - preconditions on state, dependencies and tool choice are not decidable from a trace: they are
@@ -42,6 +42,7 @@ from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
 
 _SERVICE = re.compile(r"\b(429|50[0-4])\b|rate limit|too many requests|unavailable", re.I)
+_HTTP_STATUS = re.compile(r"\s*(HTTP(/[\d.]+)?\s+)?[45]\d\d\b", re.I)
 _TIMEOUT = re.compile(r"time(d)?[ -]?out", re.I)
 
 
@@ -150,7 +151,9 @@ def _result_verdict(msg: Any) -> tuple[Verdict, bool, Any]:
     if isinstance(parsed, Mapping) and "error" in parsed:
         is_error = True
         message = str(parsed.get("message") or parsed.get("error"))
-    elif isinstance(parsed, str) and re.match(r"\s*error\b", parsed, re.I):
+    elif isinstance(parsed, str) and (
+        re.match(r"\s*error\b", parsed, re.I) or _HTTP_STATUS.match(parsed)
+    ):
         is_error = True
     if parsed in ({}, [], "", None):
         return Verdict(code=VerdictCode.EMPTY_RESULT, message="empty result"), True, parsed
