@@ -428,7 +428,8 @@ class InPlaceResults:
         self, op: str, value: float, *, mode: str | None = None, design: str | None = None
     ) -> None:
         """Fail unless PRR ``op`` ``value`` (and unless some run was exposed to the fault)."""
-        where = f"of {self._design(design)!r} under {mode or 'P1–P4'}"
+        d = self._design(design)
+        where = f"of {d!r} under {'+'.join(self._modes(d, mode, perturbed=True))}"
         self._check("PRR", self.prr(mode, design), op, value, where)
 
     def assert_tsr(
