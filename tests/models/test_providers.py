@@ -30,6 +30,8 @@ FAKE_KEY = "sk-test-Zq81UNIQUEfakeKEY0042abcdef"
 FAST = AgentConfig(retry=RetrySettings(max_attempts=4, initial_wait_s=0, max_wait_s=0, jitter_s=0))
 
 Reply = tuple[int, dict[str, Any]]
+#: a reply that never comes: the handler holds the connection until the test ends
+HANG: Reply = (0, {})
 
 
 def completion(message: dict[str, Any]) -> Reply:
@@ -70,11 +72,15 @@ def error(status: int, message: str, kind: str = "server_error") -> Reply:
 
 
 class Stub:
-    """A scripted OpenAI-compatible server; ``requests`` records what it received."""
+    """A scripted OpenAI-compatible server; ``requests`` records what it received.
+
+    A reply may carry headers as a third item (``Retry-After``); :data:`HANG` holds the
+    request open until :meth:`release` (the fixture releases every stub at teardown)."""
 
     def __init__(self, script: list[Reply] | Callable[[int], Reply]):
         self.script = script
         self.requests: list[dict[str, Any]] = []
+        self.released = threading.Event()
         stub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,13 +90,19 @@ class Stub:
                     {"path": self.path, "headers": dict(self.headers), "body": body}
                 )
                 i = len(stub.requests) - 1
-                status, payload = (
+                reply = (
                     stub.script(i)
                     if callable(stub.script)
                     else stub.script[min(i, len(stub.script) - 1)]
                 )
+                status, payload = reply[0], reply[1]
+                if status == 0:  # hang: accept the request, never answer
+                    stub.released.wait(120)
+                    return
                 data = json.dumps(payload).encode()
                 self.send_response(status)
+                for name, value in (reply[2] if len(reply) > 2 else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -119,6 +131,7 @@ def serve() -> Iterator[Callable[[Any], Stub]]:
 
     yield start
     for stub in stubs:
+        stub.released.set()
         stub.server.shutdown()
         stub.server.server_close()
 
@@ -200,3 +213,118 @@ def test_specs_and_errors() -> None:
         make_model("nosuchprovider:model")
     with pytest.raises(ValueError, match="unknown local model"):
         make_model("local:llama-70b")
+
+
+# -- bounded in time (issue 17) -------------------------------------------------------------------
+def test_every_provider_request_has_a_timeout(monkeypatch) -> None:
+    from replan.models.providers import DEFAULT_TIMEOUT_S, TIMEOUT_ENV
+
+    monkeypatch.delenv(TIMEOUT_ENV, raising=False)
+    url = "http://127.0.0.1:9/v1"
+    assert (
+        make_model("openai:m", base_url=url, api_key=FAKE_KEY).request_timeout == DEFAULT_TIMEOUT_S
+    )
+    assert make_model("openai:m", base_url=url, api_key=FAKE_KEY, timeout=5).request_timeout == 5
+    monkeypatch.setenv(TIMEOUT_ENV, "7.5")
+    assert make_model("openai:m", base_url=url, api_key=FAKE_KEY).request_timeout == 7.5
+    monkeypatch.setenv(TIMEOUT_ENV, "soon")
+    with pytest.raises(ValueError, match=TIMEOUT_ENV):
+        make_model("openai:m", base_url=url, api_key=FAKE_KEY)
+
+
+def test_a_server_that_never_answers_ends_the_episode_with_model_error(serve) -> None:
+    import time
+
+    stub = serve(lambda i: HANG)
+    model = make_model("openai:stub-model", base_url=stub.base_url, api_key=FAKE_KEY, timeout=0.5)
+    cfg = AgentConfig(
+        retry=RetrySettings(max_attempts=2, initial_wait_s=0, max_wait_s=0, jitter_s=0)
+    )
+    t0 = time.perf_counter()
+    ep = run_episode("react", model, quote_task(), config=cfg)
+    assert time.perf_counter() - t0 < 20  # 2 attempts x 0.5 s, not forever
+    assert ep.end_reason is EndReason.MODEL_ERROR
+    assert "Timeout" in (ep.error or ""), ep.error
+    assert len(stub.requests) == 2  # the timeout is transient: retried, then given up
+
+
+def test_retry_after_is_honoured(serve) -> None:
+    from replan.nodes.llm import RETRY_AFTER_CAP_S, call_model, retry_after_s
+
+    stub = serve(
+        [
+            (*error(429, "slow down", "rate_limit_error"), {"Retry-After": "3"}),
+            (*error(503, "busy"), {"retry-after-ms": "1500"}),
+            (*error(429, "much later", "rate_limit_error"), {"Retry-After": "86400"}),
+            answer("ok"),
+        ]
+    )
+    waits: list[float] = []
+    model = model_for(stub)
+    from langchain_core.messages import HumanMessage
+
+    reply = call_model(
+        model,
+        [HumanMessage(content="hi")],
+        retry=RetrySettings(max_attempts=4, initial_wait_s=0, max_wait_s=0, jitter_s=0),
+        sleep=waits.append,
+    )
+    assert reply.attempts == 4 and reply.output.content == "ok"
+    assert waits == [3.0, 1.5, RETRY_AFTER_CAP_S]  # the backoff alone would wait 0 s
+    assert retry_after_s(ValueError("no response")) is None
+
+
+def test_an_episode_over_its_deadline_ends_with_timeout(serve, tmp_path) -> None:
+    import asyncio
+    import time
+
+    from replan.core.task import Task
+    from replan.runner.core import Job, RunConfig, run_job
+
+    stub = serve(lambda i: HANG)
+    cfg = RunConfig(base_url=stub.base_url, episode_timeout_s=1.0, model_timeout_s=60)
+    job = Job(quote_task(), "react", "openai:stub-model", 0)
+    assert isinstance(job.task, Task)
+    t0 = time.perf_counter()
+
+    async def go():
+        return await run_job(job, cfg)
+
+    loop = asyncio.new_event_loop()
+    try:
+        ep = loop.run_until_complete(go())
+    finally:
+        loop.close()  # does not wait for the abandoned model call
+    assert time.perf_counter() - t0 < 15
+    assert ep.end_reason is EndReason.TIMEOUT
+    assert "deadline of 1 s" in (ep.error or "")
+    assert ep.task_id == job.task.task_id and ep.model == "openai:stub-model"
+
+
+def test_a_hanging_server_does_not_hang_replan_run(serve, tmp_path) -> None:
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+    import time
+
+    stub = serve(lambda i: HANG)
+    out = tmp_path / "r"
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [
+            *(sys.executable, "-m", "replan.cli", "run", "--model", "openai:stub-model"),
+            *("--base-url", stub.base_url, "--agents", "react", "--limit", "2"),
+            *("--model-timeout", "0.5", "--episode-timeout", "3", "--out", str(out)),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CI": "1", "OPENAI_API_KEY": FAKE_KEY},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert time.perf_counter() - t0 < 100
+    with sqlite3.connect(out / "results.sqlite") as c:
+        reasons = [r for (r,) in c.execute("SELECT end_reason FROM episodes")]
+    assert len(reasons) == 2 and set(reasons) <= {"timeout", "model_error"}, reasons
+    assert FAKE_KEY not in proc.stdout + proc.stderr

@@ -6,6 +6,11 @@ the client's business here: the client's own retries are turned off where the cl
 so that every transient failure (429, 5xx, timeouts, dropped connections) goes through the one
 bounded backoff-with-jitter policy of :func:`replan.nodes.llm.call_model`, and an episode whose
 model keeps failing ends with ``model_error`` instead of hanging in nested retries.
+
+Every call is also bounded in time: clients that take a ``timeout`` get one (default
+:data:`DEFAULT_TIMEOUT_S`, or ``$REPLAN_MODEL_TIMEOUT``, or ``timeout=`` / ``replan run
+--model-timeout``), so a server that accepts the connection and never answers raises a
+timeout, which is retried like any transient failure and then ends the episode.
 """
 
 from __future__ import annotations
@@ -15,10 +20,35 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from replan.core.redact import redact
+
 #: Providers whose LangChain client accepts ``max_retries`` (set to 0: replan retries).
 CLIENT_RETRIES = frozenset(
     {"openai", "azure_openai", "anthropic", "mistralai", "groq", "deepseek", "xai"}
 )
+
+#: Providers whose LangChain client accepts ``timeout`` (seconds per request).
+CLIENT_TIMEOUT = CLIENT_RETRIES | {"fireworks", "together"}
+
+#: seconds a model request may take when nothing else is said
+DEFAULT_TIMEOUT_S = 60.0
+#: the environment variable that overrides :data:`DEFAULT_TIMEOUT_S`
+TIMEOUT_ENV = "REPLAN_MODEL_TIMEOUT"
+
+
+def default_timeout() -> float:
+    """Seconds per model request: ``$REPLAN_MODEL_TIMEOUT`` when set (and positive), else 60."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if raw:
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError(f"{TIMEOUT_ENV}={raw!r} is not a number of seconds") from None
+        if value > 0:
+            return value
+        raise ValueError(f"{TIMEOUT_ENV}={raw!r} must be a positive number of seconds")
+    return DEFAULT_TIMEOUT_S
+
 
 #: The LangChain package each common provider needs (for a helpful error).
 PACKAGES = {
@@ -62,6 +92,8 @@ def provider_model(spec: str, *, base_url: str | None = None, **kwargs: Any) -> 
             kw["api_key"] = "not-needed"
     if provider in CLIENT_RETRIES:
         kw.setdefault("max_retries", 0)
+    if provider in CLIENT_TIMEOUT and kw.get("timeout") is None:
+        kw["timeout"] = default_timeout()
     try:
         return init_chat_model(name, model_provider=provider, **kw)
     except ImportError as exc:
@@ -70,7 +102,15 @@ def provider_model(spec: str, *, base_url: str | None = None, **kwargs: Any) -> 
             f"model {spec!r}: provider {provider!r} needs the package {pkg} (pip install {pkg})"
         ) from exc
     except ValueError as exc:
-        raise ValueError(f"model {spec!r}: {exc}") from exc
+        raise ValueError(redact(f"model {spec!r}: {exc}")) from exc
 
 
-__all__ = ["CLIENT_RETRIES", "PACKAGES", "provider_model"]
+__all__ = [
+    "CLIENT_RETRIES",
+    "CLIENT_TIMEOUT",
+    "DEFAULT_TIMEOUT_S",
+    "PACKAGES",
+    "TIMEOUT_ENV",
+    "default_timeout",
+    "provider_model",
+]

@@ -1,7 +1,8 @@
 """Model calls for every node: usage accounting, bounded retries of transient failures.
 
 ``call_model`` invokes any LangChain runnable (a chat model, a model with bound tools, a
-structured-output chain) with exponential backoff and jitter (tenacity) on transient failures
+structured-output chain) with exponential backoff and jitter (tenacity) on transient failures,
+waiting at least what a ``Retry-After`` header asks (up to :data:`RETRY_AFTER_CAP_S`)
 — rate limits, 5xx, timeouts, dropped connections — classified by :func:`is_transient` from
 the exception's HTTP status or class name, so it works for openai, anthropic, httpx and
 google clients without importing them. A call that keeps failing, or fails for a reason a
@@ -11,8 +12,6 @@ message; nodes turn it into the end reason ``model_error``, never an exception o
 
 from __future__ import annotations
 
-import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from tenacity import (
+    RetryCallState,
     Retrying,
     retry_if_exception,
     stop_after_attempt,
@@ -28,6 +28,7 @@ from tenacity import (
     wait_random,
 )
 
+from replan.core.redact import redact
 from replan.core.trace import Usage
 from replan.nodes.config import RetrySettings
 
@@ -90,6 +91,39 @@ def _chain(exc: BaseException, limit: int = 6) -> list[BaseException]:
     return out
 
 
+#: the longest ``Retry-After`` honoured (a server asking for more still gets retried, sooner)
+RETRY_AFTER_CAP_S = 60.0
+
+
+def retry_after_s(exc: BaseException) -> float | None:
+    """Seconds the server asked to wait before a retry (``Retry-After``/``retry-after-ms``)."""
+    for e in _chain(exc):
+        headers = getattr(getattr(e, "response", None), "headers", None)
+        if headers is None:
+            continue
+        try:
+            ms = headers.get("retry-after-ms")
+            if ms is not None:
+                return max(0.0, float(ms) / 1000)
+            value = headers.get("retry-after")
+        except (AttributeError, TypeError, ValueError):
+            continue
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            pass
+        try:  # an HTTP date
+            from email.utils import parsedate_to_datetime
+
+            when = parsedate_to_datetime(str(value))
+            return max(0.0, when.timestamp() - time.time())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            continue
+    return None
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether a retry may fix ``exc``: 408/409/425/429/5xx, timeouts, connection errors.
 
@@ -107,34 +141,6 @@ def is_transient(exc: BaseException) -> bool:
         if any(cls.__name__ in TRANSIENT_CLASS_NAMES for cls in type(e).__mro__):
             return True
     return False
-
-
-_SECRET_PATTERNS = [
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\blsv2_[A-Za-z0-9_]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"\b(?:gh[pousr]|hf)_[A-Za-z0-9]{16,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
-]
-_SECRET_ENV = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
-
-
-def redact(text: str) -> str:
-    """``text`` with API keys and other secrets masked (environment values and known shapes)."""
-    if not text:
-        return text
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
-            text = text.replace(value, "***")
-    for pat in _SECRET_PATTERNS:
-        text = pat.sub(_mask, text)
-    return text
-
-
-def _mask(match: re.Match[str]) -> str:
-    """Keep a pattern's label group (``Bearer ``, ``api_key=``), mask the secret."""
-    return (match.group(1) if match.re.groups else "") + "***"
 
 
 def describe_error(exc: BaseException) -> str:
@@ -205,10 +211,19 @@ def call_model(
         attempts += 1
         return runnable.invoke(list(messages), config=config)
 
+    backoff = wait_exponential(multiplier=settings.initial_wait_s, max=settings.max_wait_s) + (
+        wait_random(0, settings.jitter_s)
+    )
+
+    def wait(state: RetryCallState) -> float:
+        """The backoff, or longer when the server said how long to wait (``Retry-After``)."""
+        exc = state.outcome.exception() if state.outcome else None
+        asked = retry_after_s(exc) if exc is not None else None
+        return max(backoff(state), min(asked, RETRY_AFTER_CAP_S)) if asked else backoff(state)
+
     retrying = Retrying(
         stop=stop_after_attempt(settings.max_attempts),
-        wait=wait_exponential(multiplier=settings.initial_wait_s, max=settings.max_wait_s)
-        + wait_random(0, settings.jitter_s),
+        wait=wait,
         retry=retry_if_exception(is_transient),
         reraise=True,
         sleep=sleep,
@@ -234,5 +249,6 @@ __all__ = [
     "is_transient",
     "model_label",
     "redact",
+    "retry_after_s",
     "usage_of",
 ]

@@ -1,0 +1,58 @@
+"""The one redaction of secrets in text that replan records or prints.
+
+API keys and tokens reach error messages (a provider echoing the key), configurations (a key
+inside ``--base-url http://user:sk-...@host/v1``) and logs (a client logging the URL it calls).
+:func:`redact` masks them all: values of environment variables named like keys, the known key
+shapes, ``Bearer``/``api_key=`` labels, and the credentials part of any URL. Everything that
+stores or prints a model spec, a configuration or an error goes through it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+_SECRET_PATTERNS = [
+    # the user:password part of a URL (``scheme://user:key@host``), whatever the key looks like
+    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/@?#\"'<>]+@"),
+    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\blsv2_[A-Za-z0-9_]{8,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"\b(?:gh[pousr]|hf)_[A-Za-z0-9]{16,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+]
+_SECRET_ENV = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
+
+
+def redact(text: str) -> str:
+    """``text`` with API keys and other secrets masked (environment values and known shapes)."""
+    if not text:
+        return text
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_ENV.search(name) and value in text:
+            text = text.replace(value, "***")
+    for pat in _SECRET_PATTERNS:
+        text = pat.sub(_mask, text)
+    return text
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` (a config: dicts, lists, strings) with :func:`redact` applied to every string."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    return value
+
+
+def _mask(match: re.Match[str]) -> str:
+    """Keep a pattern's label group (``Bearer ``, ``api_key=``, ``https://``), mask the secret."""
+    masked = (match.group(1) if match.re.groups else "") + "***"
+    return masked + "@" if match.group(0).endswith("@") else masked
+
+
+__all__ = ["redact", "redact_value"]
