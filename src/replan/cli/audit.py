@@ -1,9 +1,10 @@
-"""``replan audit pararecover FILE [--json]``: parse and verify every instance of a file."""
+"""``replan audit pararecover FILE... [--json]``: parse and verify every instance of a file."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -12,38 +13,77 @@ from rich.table import Table
 audit_app = typer.Typer(help="Audit benchmark data against the verifier.", no_args_is_help=True)
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def type_table(title: str, report: dict[str, Any]) -> Table:
+    """Per error type: tagged instances, detection, false alarms, and whether it is decided
+    statically (a rate on fewer than ``MIN_TAGGED`` instances is marked as too few)."""
+    from replan.suites.audit import MIN_TAGGED
+
+    table = Table(title=title)
+    for col in ("type", "tagged", "detected", "detection", "false alarms", "static"):
+        table.add_column(col, justify="left" if col in ("type", "static") else "right")
+    for name, row in report["by_type"].items():
+        det = _pct(row["detection"])
+        if row["tagged"] and row["few"]:
+            det += f" (n<{MIN_TAGGED})"
+        table.add_row(
+            name,
+            str(row["tagged"]),
+            str(row["detected"]),
+            det,
+            f"{row['false_alarms']}/{row['others']} = {_pct(row['false_alarm_rate'])}",
+            "yes" if row["static"] else "no",
+        )
+    return table
+
+
 @audit_app.command("pararecover")
 def audit_pararecover(
-    path: Path = typer.Argument(..., exists=True, dir_okay=False, help="a ParaRecover .jsonl file"),
+    paths: list[Path] = typer.Argument(
+        ..., exists=True, dir_okay=False, help="ParaRecover .jsonl file(s)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print one JSON object"),
 ) -> None:
-    """Per tag: instances, parse failures, and how often the verifier raises the tagged type."""
-    from replan.suites.audit import audit_file
+    """Per error type: how often the verifier raises it on instances tagged with it
+    (detection) and on instances tagged otherwise (false alarms); per tag: parse failures."""
+    from replan.suites.audit import audit_file, merge_reports
 
-    report = audit_file(path)
+    reports = [audit_file(p) for p in paths]
     err = Console(stderr=True)
-    for e in report["line_errors"]:
-        err.print(f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}")
+    for rep in reports:
+        for e in rep["line_errors"]:
+            err.print(f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}")
+    pooled = merge_reports(reports) if len(reports) > 1 else None
     if as_json:
-        typer.echo(json.dumps(report, ensure_ascii=False))
+        out = reports[0] if pooled is None else {"reports": reports, "pooled": pooled}
+        typer.echo(json.dumps(out, ensure_ascii=False))
         return
-    table = Table(
-        title=f"{path.name}: {report['instances']} instances, {report['parse_errors']} parse errors"
-    )
-    for col in ("tag", "n", "detected", "share", "parse errors", "false alarms elsewhere"):
-        table.add_column(col, justify="left" if col == "tag" else "right")
-    for tag, row in report["by_tag"].items():
-        fa = [report["false_alarm_rate"].get(t) for t in tag.split("|")]
-        fa_text = "/".join(f"{x:.0%}" for x in fa if x is not None) or "-"
-        table.add_row(
-            tag,
-            str(row["n"]),
-            str(row["detected"]),
-            f"{row['detected'] / row['n']:.0%}",
-            str(row["parse_errors"]),
-            fa_text,
+    console = Console()
+    for path, rep in zip(paths, reports, strict=True):
+        console.print(
+            type_table(
+                f"{path.name}: {rep['instances']} instances, {rep['parse_errors']} parse errors",
+                rep,
+            )
         )
-    Console().print(table)
+    if pooled is not None:
+        console.print(
+            type_table(
+                f"all {len(reports)} files: {pooled['instances']} instances, "
+                f"{pooled['parse_errors']} parse errors",
+                pooled,
+            )
+        )
+    console.print("Not decided statically (no plan-only rule can tell them):")
+    for name, why in reports[0]["not_static"].items():
+        console.print(f"  {name}: {why}")
+    console.print(
+        "A false alarm is a finding of a type on an instance tagged with another type; real "
+        "instances often hold more errors than their one tag, so it is an upper bound."
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ dependency can be told apart from a correct one.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
@@ -32,11 +33,22 @@ _TEXT_REF_PATTERNS = [
     re.compile(r"(?:task|node|step|任务|节点|步骤)\s*[_#:\-]?\s*(\d+(?:\.\d+)*)", re.I),
     re.compile(r"(?:output|result|outcome)s?\s*(?:of|from)\s*(\d+(?:\.\d+)*)", re.I),
     re.compile(r"(?<![\d.])(\d+(?:\.\d+)*)\s*(?:的|中)"),
+    re.compile(r"(?<![\w.])(\d+(?:\.\d+)*|root)\.(?:output|result)s?\b", re.I),  # "2.output"
 ]
+_TOOL_REF = re.compile(
+    r"(?:output|result|outcome|response)s?\s*(?:of|from)\s*(?:the\s+)?([A-Za-z_][\w]*)"
+    r"|([A-Za-z_][\w]*)\s*(?:'s\s+)?(?:output|result)s?\b|([A-Za-z_][\w]*)\s*(?:的|中)",
+    re.I,
+)
 
 
-def textual_references(value: Any, known_ids: Iterable[str]) -> set[str]:
-    """Node ids that ``value`` mentions in words (only ids the plan really has)."""
+def textual_references(
+    value: Any, known_ids: Iterable[str], tools: Mapping[str, str] | None = None
+) -> set[str]:
+    """Node ids that ``value`` mentions in words (only ids the plan really has): by id
+    (``"task3 result"``, ``"2的结果"``, ``"1.output"``) or, given ``tools`` (node id -> the tool
+    it calls), by the producing tool's name (``"output of find_water_source"``) when exactly
+    one node calls that tool."""
     known = set(known_ids)
     found: set[str] = set()
     if isinstance(value, str):
@@ -44,12 +56,18 @@ def textual_references(value: Any, known_ids: Iterable[str]) -> set[str]:
             for m in pat.finditer(value):
                 if m.group(1) in known:
                     found.add(m.group(1))
+        if tools:
+            for m in _TOOL_REF.finditer(value):
+                name = next(g for g in m.groups() if g)
+                callers = [n for n, t in tools.items() if t == name and n in known]
+                if len(callers) == 1:
+                    found.add(callers[0])
     elif isinstance(value, Mapping):
         for v in value.values():
-            found |= textual_references(v, known)
+            found |= textual_references(v, known, tools)
     elif isinstance(value, list):
         for v in value:
-            found |= textual_references(v, known)
+            found |= textual_references(v, known, tools)
     return found
 
 
@@ -116,11 +134,16 @@ def verify(
     plan: Plan,
     tools: Mapping[str, ToolSpec] | Iterable[ToolSpec],
     world: World | None = None,
+    *,
+    outputs: Mapping[str, Any] | None = None,
+    query: str | None = None,
 ) -> list[Finding]:
     """Findings for ``plan`` against ``tools``; an empty list means the plan verifies clean.
 
     ``world`` (optional) is the state in which the plan's *pending* nodes will run: literal ids
     are then checked against its records. Nodes already ``done`` are assumed applied.
+    ``outputs`` (optional) maps node ids to results recorded for them (a ParaRecover instance's
+    last wave): a value copied from one of them is data that node passed on.
     """
     specs = dict(tools) if isinstance(tools, Mapping) else {t.name: t for t in tools}
     ids = plan.ids
@@ -149,8 +172,14 @@ def verify(
 
     order = [nid for layer in plan.layers() for nid in layer]
     nodes = {n.id: n for n in plan.nodes}
+    callers = {n.id: n.tool for n in plan.call_nodes if n.tool}
+    plan_values = {
+        n.id: _scalars([n.args, n.positional]) for n in plan.call_nodes
+    }  # what each call is given: a value two calls share is an entity passed through the plan
     sym = _SymbolicState(world)
     seen_calls: dict[str, str] = {}
+    done_calls: dict[str, str] = {}
+    recorded = dict(outputs or {})
 
     for nid in order:
         node = nodes[nid]
@@ -225,7 +254,7 @@ def verify(
         for key, value in args.items():
             if key in bad_names:
                 referenced |= {r.node for r in iter_references(value, ids)}
-                referenced |= textual_references(value, ids) - {nid}
+                referenced |= textual_references(value, ids, callers) - {nid}
                 continue
             pschema = spec.param_schema(key)
             refs = list(iter_references(value, ids))
@@ -286,10 +315,23 @@ def verify(
                         param=key,
                     )
                     continue
+                if reference_token(value, ids) is not None:
+                    ref_node = reference_token(value, ids)
+                    referenced.add(ref_node)  # type: ignore[arg-type]
+                    if ref_node not in ancestors[nid]:
+                        missing_refs.setdefault(ref_node, key)  # type: ignore[arg-type]
+                    continue  # the referenced output itself: its type is known when it runs
                 res = spec.check_value(key, value)
                 if not res.ok:
                     add(nid, res.code, f"node {nid}: {res.message}", param=key)
-                for other in textual_references(value, ids) - {nid}:
+                elif _schema_stub(value):
+                    add(
+                        nid,
+                        VerdictCode.INVALID_VALUE,
+                        f"node {nid}.{key} holds a schema description ({value}), not a value",
+                        param=key,
+                    )
+                for other in textual_references(value, ids, callers) - {nid}:
                     referenced.add(other)
                     if other not in ancestors[nid]:
                         missing_refs.setdefault(other, key)
@@ -303,12 +345,29 @@ def verify(
                     "embedded reference",
                     param=key,
                 )
-        # dependencies that carry no data
+        # the node's own description may say whose output it works on ("using task 2's list")
+        said = textual_references(node.desc, ids, callers) - {nid}
+        # dependencies that carry no data. Where the producer declares no output (free-text
+        # results, as in ParaRecover), data may be copied instead of referenced: a dependency
+        # is then flagged only when the node takes nothing from any such dependency
+        implicit = [
+            d
+            for d in node.deps
+            if d in nodes and d != ROOT and not _declares_output(specs.get(nodes[d].tool or ""))
+        ]
+        fed = any(
+            d in referenced
+            or d in said
+            or _implicit_flow(nodes[d], specs.get(nodes[d].tool or ""), args, recorded.get(d))
+            for d in implicit
+        )
         for dep in node.deps:
             if dep in (ROOT,) or dep in referenced:
                 continue
             dep_node = nodes.get(dep)
             if dep_node is None or _orders_state(specs.get(dep_node.tool or ""), spec):
+                continue
+            if dep in implicit and (fed or _shares_entity(nid, spec, args, plan_values, recorded)):
                 continue
             wrong_for = next((r for r in sorted(missing_refs) if r in nodes), None)
             if wrong_for is not None:
@@ -329,6 +388,17 @@ def verify(
                 )
         for producer, key in missing_refs.items():
             _missing_dep(add, nid, producer, key, layer_of)
+        # a node that ran before a dependency of its own ran alongside (or ahead of) it
+        if node.status == "done":
+            for dep in node.deps:
+                dep_node = nodes.get(dep)
+                if dep != ROOT and dep_node is not None and dep_node.status != "done":
+                    add(
+                        nid,
+                        VerdictCode.PARALLEL_CONFLICT,
+                        f"node {nid} has run, but its dependency {dep} has not: it ran in "
+                        f"parallel with (or before) {dep}; order them",
+                    )
         # preconditions against the simulated state
         if node.status != "done":
             _check_preconditions(add, sym, nid, spec, args, ids)
@@ -336,16 +406,162 @@ def verify(
         _apply_effects(sym, nid, spec, args, ids)
         # duplicate pending calls
         sig = canonical_json([spec.name, args])
-        if node.status == "pending" and sig in seen_calls:
+        if node.status == "done":
+            done_calls.setdefault(sig, nid)
+        elif sig in seen_calls or sig in done_calls:
+            twin = seen_calls.get(sig)
             add(
                 nid,
                 VerdictCode.REDUNDANT_CALL,
-                f"node {nid} repeats node {seen_calls[sig]} (same tool, same arguments)",
+                f"node {nid} repeats node {twin} (same tool, same arguments)"
+                if twin is not None
+                else f"node {nid} repeats node {done_calls[sig]}, which already ran (same "
+                "tool, same arguments)",
                 severity="warning",
             )
-        elif node.status == "pending":
+        else:
             seen_calls[sig] = nid
+    # a call the response does not wait for: its result never reaches the answer
+    if RESPONSE in nodes:
+        before_response = ancestors[RESPONSE]
+        for n in plan.call_nodes:
+            if n.status != "done" and n.id not in before_response:
+                add(
+                    RESPONSE,
+                    VerdictCode.DEPENDENCY_MISSING,
+                    f"the response does not wait for node {n.id} ({n.tool}), which has not run: "
+                    f"its result never reaches the answer; make the response depend on {n.id}",
+                    severity="warning",
+                )
     return findings
+
+
+_REF_TOKEN = re.compile(r"^(?:output_of_task_?(\d+(?:\.\d+)*)|task_?(\d+(?:\.\d+)*)_output)$", re.I)
+
+
+def reference_token(value: Any, known_ids: Iterable[str] | None = None) -> str | None:
+    """The node a whole-value reference token names (``output_of_task2``, ``task2_output``: the
+    reference syntax of ParaRecover's augmented file, which its tool agent resolves), else
+    ``None``. Unlike a reference in words, a token stands for the output itself."""
+    if not isinstance(value, str):
+        return None
+    m = _REF_TOKEN.match(value.strip())
+    if m is None:
+        return None
+    node = m.group(1) or m.group(2)
+    return node if known_ids is None or node in set(known_ids) else None
+
+
+_JSON_TYPES = {"string", "number", "integer", "boolean", "object", "array", "null", "enum"}
+_SCHEMA_KEYS = {"type", "description", "properties", "items", "enum", "required", "format"}
+
+
+def _schema_stub(value: Any) -> bool:
+    """Whether ``value`` is a schema description (``{"type": "object", "description": ...}``)
+    copied where a value belongs."""
+    return (
+        isinstance(value, Mapping)
+        and "type" in value
+        and "description" in value
+        and set(value) <= _SCHEMA_KEYS
+        and value.get("type") in _JSON_TYPES
+    )
+
+
+def _scalars(value: Any, out: set[str] | None = None) -> set[str]:
+    """Normalised scalar values inside ``value`` (strings lower-cased, numbers as floats)."""
+    out = set() if out is None else out
+    if isinstance(value, bool) or value is None:
+        return out
+    if isinstance(value, (int, float)):
+        out.add(repr(float(value)))
+    elif isinstance(value, str):
+        text = value.strip().lower()
+        if _is_num(text):
+            out.add(repr(float(text)))
+        elif len(text) >= 2:
+            out.add(text)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            _scalars(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _scalars(v, out)
+    return out
+
+
+def _shares_entity(
+    nid: str,
+    spec: ToolSpec,
+    args: Mapping[str, Any],
+    plan_values: Mapping[str, set[str]],
+    recorded: Mapping[str, Any],
+) -> bool:
+    """Whether a call holds a value that another call of the plan also holds, or that a
+    recorded result contains: the same entity passes through the plan, so it may have come
+    from the calls it waits for even when none of them gave it (a sibling can share it with an
+    upstream producer). A call whose values appear nowhere else is tied to nothing. A call with
+    no values, or holding a placeholder (a parameter's own name), gives nothing to tell by."""
+    mine = _scalars(dict(args))
+    if not mine or any(isinstance(v, str) and v.strip() in spec.param_names for v in args.values()):
+        return True  # nothing to tell by
+    for other, values in plan_values.items():
+        if other != nid and mine & values:
+            return True
+    return any(_in_text(mine, out) for out in recorded.values())
+
+
+def _declares_output(spec: ToolSpec | None) -> bool:
+    """Whether the tool declares its output's fields (then data flows only by reference)."""
+    return spec is not None and bool(spec.returns.get("properties"))
+
+
+def _implicit_flow(
+    producer: PlanNode, pspec: ToolSpec | None, consumer_args: Mapping[str, Any], output: Any
+) -> bool:
+    """Whether data may pass from ``producer`` to a consumer that names none of its output.
+
+    Only when the producer's tool declares no output schema (ParaRecover tool lists): its result
+    is free text, and plans copy what they need from it into literal values. The dependency
+    then counts as carrying data when the producer is not a call or takes no arguments (all it
+    gives is its output), when the consumer holds a value the producer was given (the same
+    entity, passed along), or a value that the producer's recorded result contains.
+    """
+    if _declares_output(pspec):
+        return False  # a declared output: data flows only through references to it
+    if not producer.is_call or (not producer.args and not producer.positional):
+        return True
+    mine = _scalars(dict(consumer_args))
+    theirs = _scalars([producer.args, producer.positional])
+    if mine & theirs:
+        return True
+    return _in_text(mine, output)
+
+
+def _in_text(values: set[str], output: Any) -> bool:
+    """Whether a recorded result contains one of ``values`` (text of 3+ characters, or a number
+    standing alone)."""
+    if output is None:
+        return False
+    low = (output if isinstance(output, str) else canonical_json(output)).lower()
+    return any(
+        re.search(rf"(?<![\d.]){re.escape(_num_text(v))}(?![\d])", low)
+        if _is_num(v)
+        else len(v) >= 3 and v in low
+        for v in values
+    )
+
+
+def _is_num(v: str) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except ValueError:
+        return False
+
+
+def _num_text(v: str) -> str:
+    f = float(v)
+    return str(int(f)) if f.is_integer() else repr(f)
 
 
 def _fitting_tool(
@@ -493,6 +709,7 @@ def verify_text(
 __all__ = [
     "RESPONSE",
     "node_args",
+    "reference_token",
     "textual_references",
     "types_compatible",
     "verify",

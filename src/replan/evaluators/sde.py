@@ -48,7 +48,9 @@ dimensions. Dimensions need the judge: sde-auto items are reported item by item
 (``sde.auto.S2`` ...) and, when both ran, their agreement with the judge (EMA, MAE).
 
 Execution metrics: **Pass@1** = success rate; **invalid-DAG rate** = share of replanner outputs
-that fail S5 (pooled over episodes); **tool-use efficiency** = S·min(1, gt calls / actual calls),
+that fail S5 (pooled over episodes; an infrastructure failure — model error, crash, timeout — is
+never a replanner output, and :func:`replan.evaluators.score_records` leaves such runs out of
+every process metric while counting them as failed runs in Pass@1); **tool-use efficiency** = S·min(1, gt calls / actual calls),
 gt = ``Task.min_calls`` (or ``funcall_times_gt`` in the task's metadata), actual = calls already
 executed in the instance (``calls_executed`` metadata, default 0) + the episode's calls.
 
@@ -86,6 +88,7 @@ from replan.evaluators.stats import (
     rng_for,
     wilson,
 )
+from replan.runner.store import FAILURE_END_REASONS
 
 S_ITEMS = ("S1", "S2", "S3", "S4", "S5")
 D_ITEMS = ("D1", "D2", "D3", "D4", "D5")
@@ -175,10 +178,19 @@ def _step_failed(s: Step) -> bool:
     return not s.verdict.ok or s.perturbation is not None
 
 
+def is_replanner_output(episode: Episode, pv: PlanVersion) -> bool:
+    """Whether ``pv`` is something the replanner wrote. In a run that failed for the
+    infrastructure (model error, crash, timeout) an empty replanner version is the failure, not
+    an output: it never counts as an invalid DAG."""
+    if pv.source != "replanner":
+        return False
+    return bool(pv.text.strip()) or episode.end_reason.value not in FAILURE_END_REASONS
+
+
 def select_replan(episode: Episode) -> int | None:
     """Index (in ``episode.plans``) of the replan to score: the first replanner output after
     the first failing step, else the first replanner output; ``None`` without one."""
-    replans = [i for i, pv in enumerate(episode.plans) if pv.source == "replanner"]
+    replans = [i for i, pv in enumerate(episode.plans) if is_replanner_output(episode, pv)]
     if not replans:
         return None
     waves_before = _counts_waves_before(episode)
@@ -851,7 +863,7 @@ def sde_record(
 ) -> SDERecord:
     """Score one episode: script items, execution metrics, sde-auto and (optionally) the judge."""
     succ = episode.success if success is None else success
-    replans = [pv for pv in episode.plans if pv.source == "replanner"]
+    replans = [pv for pv in episode.plans if is_replanner_output(episode, pv)]
     invalid = sum(1 for pv in replans if not isinstance(_parse_version(pv), Plan))
     rec = SDERecord(
         episode_id=episode.episode_id,

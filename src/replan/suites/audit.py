@@ -5,7 +5,15 @@ tool list (an instance's error may sit in nodes not yet run or in the wave that 
 the last wave's recorded results are read for the two tool-response errors (an empty result is
 a Null_Error, a timeout a Timeout_Error). An instance counts as *detected* when a finding of the
 tagged type is raised. Because a detector that flags everything would detect everything, the
-audit also reports, per type, how often it is raised on instances tagged with something else.
+audit also reports, per type, how often it is raised on instances tagged with something else
+(its *false-alarm rate*).
+
+Real instances often hold more than the one error their tag names (the ``error_reason`` text of
+many lines lists two or three), so a "false alarm" is an upper bound: it counts every finding
+of a type on an instance whose tag is another type, whether or not the plan has that error too.
+
+Which types a static check can decide (:data:`STATIC_TYPES`) and which it cannot
+(:data:`NOT_STATIC`, with the reason) is stated here and printed by ``replan audit``.
 """
 
 from __future__ import annotations
@@ -17,8 +25,43 @@ from typing import Any
 
 from replan.core.plan import Plan
 from replan.core.taxonomy import ErrorType
-from replan.env.verifier import verify
-from replan.suites.pararecover import FunCall, LoadError, ParaRecoverInstance, iter_instances
+from replan.core.tools import canonical_json
+from replan.env.verifier import node_args, verify
+from replan.suites.pararecover import (
+    FunCall,
+    LoadError,
+    ParaRecoverInstance,
+    _match_last_wave,
+    iter_instances,
+)
+
+#: error types decided from the plan, the tool schemas and the plan's references alone
+STATIC_TYPES: tuple[ErrorType, ...] = (
+    ErrorType.TYPE_ERROR,
+    ErrorType.PARAMETER_ERROR,
+    ErrorType.PARAMETER_MISSING,
+    ErrorType.TOOL_NAME_ERROR,
+    ErrorType.PARAMETER_INVALID,
+    ErrorType.DEPENDENCE_ERROR,
+    ErrorType.DEPENDENCE_NULL,
+    ErrorType.PARALLELISM_ERROR,
+    ErrorType.SERIAL_ERROR,
+    ErrorType.TOOLCALL_REDUNDANCY,
+)
+
+#: error types the verifier does not decide statically, and why
+NOT_STATIC: dict[ErrorType, str] = {
+    ErrorType.TOOLCALL_MISSING: "needs the task's meaning: which step the query requires",
+    ErrorType.TOOL_SELECT_ERROR: (
+        "needs the task's meaning; only a call whose arguments are exactly another tool's is "
+        "flagged"
+    ),
+    ErrorType.NULL_ERROR: "a tool's response, read from the recorded results, not the plan",
+    ErrorType.TIMEOUT_ERROR: "a tool's response, read from the recorded results, not the plan",
+}
+
+#: the share below which a rate is not claimed: fewer tagged instances than this
+MIN_TAGGED = 5
 
 _TIMEOUT = re.compile(r"time\s*-?\s*out|timed out|超时|deadline exceeded|504", re.I)
 _EMPTY_TEXT = re.compile(
@@ -43,11 +86,32 @@ def observation_error_types(calls: list[FunCall]) -> set[ErrorType]:
     return found
 
 
+def recorded_outputs(inst: ParaRecoverInstance) -> dict[str, Any]:
+    """Node id -> result, for the plan's call nodes whose call the last wave recorded (same
+    tool and arguments; a not-yet-updated node is matched by tool, as the replay does)."""
+    if not isinstance(inst.plan, Plan):
+        return {}
+    specs = {t.name: t for t in inst.tools}
+    out: dict[str, Any] = {}
+    for c in inst.fun_call:
+        for n in inst.plan.call_nodes:
+            if n.tool == c.name and n.id not in out:
+                same = canonical_json(node_args(n, specs.get(n.tool or ""))) == canonical_json(
+                    c.arguments if c.arguments is not None else {}
+                )
+                if same:
+                    out[n.id] = c.results
+                    break
+    for nid, c in _match_last_wave(inst.plan, inst.fun_call).items():
+        out.setdefault(nid, c.results)
+    return out
+
+
 def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
     """Per-instance result: parse status, the error types raised, and whether the tag is hit."""
     if not isinstance(inst.plan, Plan):
         return {"id": inst.id, "parse_error": inst.plan.reason, "raised": [], "detected": False}
-    findings = verify(inst.plan, inst.tools)
+    findings = verify(inst.plan, inst.tools, outputs=recorded_outputs(inst))
     raised = {f.error_type for f in findings if f.error_type is not None}
     raised |= observation_error_types(inst.fun_call)
     return {
@@ -59,9 +123,22 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
     }
 
 
+def _rate(k: int, n: int) -> float | None:
+    return round(k / n, 4) if n else None
+
+
 def audit_file(path: str | Path) -> dict[str, Any]:
-    """The audit report of one file (the ``--json`` object of ``replan audit pararecover``)."""
+    """The audit report of one file (the ``--json`` object of ``replan audit pararecover``).
+
+    ``by_type`` holds, for each of the 14 types: ``tagged`` (instances tagged with it),
+    ``detected`` (of those, how many it was raised on), ``detection`` (their share; ``None``
+    when none is tagged), ``others`` / ``false_alarms`` / ``false_alarm_rate`` (the same on the
+    instances tagged otherwise), ``static`` (whether the verifier decides it from the plan) and
+    ``few`` (fewer than :data:`MIN_TAGGED` tagged instances: too few to claim a rate).
+    """
     by_tag: dict[str, dict[str, int]] = {}
+    tagged: Counter[str] = Counter()
+    detected: Counter[str] = Counter()
     raised_elsewhere: Counter[str] = Counter()
     others: Counter[str] = Counter()
     errors: list[LoadError] = []
@@ -79,18 +156,65 @@ def audit_file(path: str | Path) -> dict[str, Any]:
         row["n"] += 1
         row["detected"] += int(res["detected"])
         row["parse_errors"] += int(bool(res["parse_error"]))
-        tagged = {t.value for t in item.error_types}
+        tags = {t.value for t in item.error_types}
         for et in ErrorType:
-            if et.value not in tagged:
+            hit = et.value in res["raised"]
+            if et.value in tags:
+                tagged[et.value] += 1
+                detected[et.value] += int(hit)
+            else:
                 others[et.value] += 1
-                raised_elsewhere[et.value] += int(et.value in res["raised"])
+                raised_elsewhere[et.value] += int(hit)
+    by_type = {
+        et.value: {
+            "tagged": tagged[et.value],
+            "detected": detected[et.value],
+            "detection": _rate(detected[et.value], tagged[et.value]),
+            "others": others[et.value],
+            "false_alarms": raised_elsewhere[et.value],
+            "false_alarm_rate": _rate(raised_elsewhere[et.value], others[et.value]),
+            "static": et in STATIC_TYPES,
+            "few": tagged[et.value] < MIN_TAGGED,
+        }
+        for et in ErrorType
+    }
     return {
         "file": str(path),
         "instances": instances,
         "parse_errors": parse_errors,
         "line_errors": [e.model_dump() for e in errors],
         "by_tag": dict(sorted(by_tag.items())),
+        "by_type": by_type,
         "false_alarm_rate": {
             k: round(raised_elsewhere[k] / others[k], 4) for k in sorted(others) if others[k]
         },
+        "not_static": {et.value: why for et, why in NOT_STATIC.items()},
+    }
+
+
+def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """Several files' reports pooled into one ``by_type`` table (counts added, rates redone)."""
+    by_type: dict[str, dict[str, Any]] = {}
+    for et in ErrorType:
+        rows = [r["by_type"][et.value] for r in reports]
+        t = sum(r["tagged"] for r in rows)
+        d = sum(r["detected"] for r in rows)
+        o = sum(r["others"] for r in rows)
+        f = sum(r["false_alarms"] for r in rows)
+        by_type[et.value] = {
+            "tagged": t,
+            "detected": d,
+            "detection": _rate(d, t),
+            "others": o,
+            "false_alarms": f,
+            "false_alarm_rate": _rate(f, o),
+            "static": et in STATIC_TYPES,
+            "few": t < MIN_TAGGED,
+        }
+    return {
+        "files": [r["file"] for r in reports],
+        "instances": sum(r["instances"] for r in reports),
+        "parse_errors": sum(r["parse_errors"] for r in reports),
+        "by_type": by_type,
+        "not_static": {et.value: why for et, why in NOT_STATIC.items()},
     }
