@@ -18,6 +18,7 @@ as in the paper) or :class:`WorldSimulator` (real deterministic tools, for ``par
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -27,7 +28,7 @@ from typing import Any, Literal, Protocol
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
-from replan.core.plan import ParseFailure, Plan
+from replan.core.plan import RESPONSE, ParseFailure, Plan
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType, VerdictCode, error_types_for_tag
 from replan.core.tools import ToolSpec
@@ -78,6 +79,9 @@ class ParaRecoverInstance(BaseModel):
 
 
 def _maybe_json(value: Any, what: str) -> Any:
+    """A field that may hold JSON text: parsed. Real rollout lines sometimes carry a Python
+    literal instead (``[{'name': 'x', ...}]``: single quotes, ``True``/``None``); it is read with
+    :func:`ast.literal_eval`, which evaluates literals only, never code."""
     if isinstance(value, str):
         text = value.strip()
         if not text:
@@ -85,7 +89,12 @@ def _maybe_json(value: Any, what: str) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"field {what!r} is a string that is not valid JSON: {exc}") from exc
+            try:
+                return ast.literal_eval(text)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                raise ValueError(
+                    f"field {what!r} is a string that is neither JSON nor a Python literal: {exc}"
+                ) from exc
     return value
 
 
@@ -383,12 +392,104 @@ class PendingCall(BaseModel):
     node: str
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    positional: list[Any] | None = None  # a bare argument list, as some plans write it
     desc: str = ""
 
 
 class SimResult(BaseModel):
     ok: bool
     result: Any = None
+    verdict: Verdict | None = None  # the agent's side of the call (``None``: not checked)
+
+
+def check_call(
+    tools: Mapping[str, ToolSpec],
+    tool: str,
+    args: Any,
+    executed: Mapping[str, Any] | None = None,
+    node: str = "",
+    positional: list[Any] | None = None,
+) -> Verdict:
+    """The verdict of one call of a replayed plan (what the simulators execute by, and the
+    verdict its step records, so that the two agree).
+
+    The tool exists; the arguments are an object keyed by parameter name (a bare list is a
+    ``unknown_param``, as the dataset's tool agent rejects it); names fit; every value fits its
+    parameter's schema. A reference in words (``"task3 result"``, ``"2的结果"``) is text and fits
+    only a parameter that takes text; an exact ``${node.field}`` reference is the referenced
+    output, taken as given (dataset outputs are free text), and so is a structured value with
+    ``${...}`` inside; text with an embedded ``${...}`` is text. With ``executed`` (node id ->
+    output of the nodes that ran cleanly), every node a value refers to must have run, and an
+    exact reference's field must exist in a structured output.
+    """
+    from replan.core.plan import exact_reference, iter_references
+    from replan.env.verifier import reference_token, textual_references
+    from replan.env.world import _MISSING, lookup_path
+
+    spec = tools.get(tool)
+    if spec is None:
+        return Verdict(
+            code=VerdictCode.UNKNOWN_TOOL,
+            message=f"tool {tool!r} is not in the available tool list",
+        )
+    if isinstance(args, list) and positional is None:
+        if args and all(isinstance(a, Mapping) for a in args):  # [{"a": 1}, {"b": 2}]
+            args = {k: v for a in args for k, v in a.items()}
+        else:
+            positional, args = args, {}
+    if positional:
+        return Verdict(
+            code=VerdictCode.UNKNOWN_PARAM,
+            message=f"the arguments of {tool} are a bare list ({_short_json(positional)}); "
+            f"give them as an object keyed by parameter name ({list(spec.param_names)})",
+        )
+    names = spec.check_names(args if args is not None else {})
+    if not names.ok:
+        return Verdict(code=names.code, param=names.param, message=names.message)
+    known = list(executed) if executed is not None else None
+    for k, v in (args or {}).items():
+        refs = list(iter_references(v, known))
+        exact = exact_reference(v, known)
+        if executed is not None:
+            for r in refs:
+                if r.node not in executed:
+                    return Verdict(
+                        code=VerdictCode.UNBOUND_REFERENCE,
+                        param=k,
+                        message=f"{tool}.{k} uses the output of {r.node}, which has not run",
+                    )
+            if (
+                exact is not None
+                and exact.path
+                and isinstance(executed[exact.node], Mapping)
+                and lookup_path(executed[exact.node], exact.path) is _MISSING
+            ):
+                return Verdict(
+                    code=VerdictCode.UNBOUND_REFERENCE,
+                    param=k,
+                    message=f"{tool}.{k}: {exact} has no such field",
+                )
+            words = textual_references(v, [*known, *_id_like(v)]) - {node}  # type: ignore[misc]
+            for w in sorted(words):
+                if w not in executed:
+                    return Verdict(
+                        code=VerdictCode.UNBOUND_REFERENCE,
+                        param=k,
+                        message=f"{tool}.{k} needs the result of task {w}, which has not run",
+                    )
+        if exact is not None or reference_token(v, known) is not None:
+            continue  # the referenced output itself: its type is known only when it runs
+        if refs and not isinstance(v, str):
+            continue  # a structure with references inside: resolved when it runs
+        res = spec.check_value(k, v)
+        if not res.ok:
+            return Verdict(code=res.code, param=res.param, message=res.message)
+    return Verdict(code=VerdictCode.OK)
+
+
+def _short_json(value: Any, limit: int = 80) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class ToolSimulator(Protocol):
@@ -441,50 +542,23 @@ class DeterministicSimulator:
     """The default tool simulator: validates every call against the tool list and returns a
     seeded, schema-shaped output (the same call always gives the same output).
 
-    Validation: the tool exists; argument names fit; a ``${node.field}`` reference, or a
-    reference in words (``"output_of_task2"``, ``"2的结果"``), must name a node that ran cleanly;
-    literal values must fit their schema (referenced values are taken as given: dataset outputs
-    are free text). Failures return ``"Error: ..."`` texts, as the dataset's tool agent does.
+    Validation is :func:`check_call`, the same check that gives a replayed step its verdict, so
+    execution and verdict agree: a call whose verdict is not ``ok`` does not run. Failures
+    return ``"Error: ..."`` texts, as the dataset's tool agent does.
     """
 
     def __init__(self, tools: Iterable[ToolSpec], seed: int = 0):
         self.tools = {t.name: t for t in tools}
         self.seed = seed
 
+    def check(self, call: PendingCall, executed: Mapping[str, Any]) -> Verdict:
+        """The verdict of ``call`` given the nodes that ran cleanly (see :func:`check_call`)."""
+        return check_call(self.tools, call.tool, call.args, executed, call.node, call.positional)
+
     def validate(self, call: PendingCall, executed: Mapping[str, Any]) -> str | None:
         """The error text for an invalid call, else ``None``."""
-        from replan.core.plan import exact_reference, iter_references
-        from replan.env.verifier import textual_references
-        from replan.env.world import lookup_path
-
-        spec = self.tools.get(call.tool)
-        if spec is None:
-            return f"Error: tool {call.tool!r} is not in the available tool list"
-        names = spec.check_names(call.args)
-        if not names.ok:
-            return f"Error: {names.message}"
-        known = list(executed)
-        for k, v in call.args.items():
-            refs = list(iter_references(v, known))
-            words = textual_references(v, [*known, *_id_like(v)]) - {call.node}
-            for r in refs:
-                if r.node not in executed:
-                    return f"Error: {call.tool}.{k} uses the output of {r.node}, which has not run"
-                exact = exact_reference(v, known)
-                if exact is not None and exact.path and isinstance(executed[r.node], Mapping):
-                    from replan.env.world import _MISSING
-
-                    if lookup_path(executed[r.node], exact.path) is _MISSING:
-                        return f"Error: {call.tool}.{k}: {exact} has no such field"
-            for w in words:
-                if w not in executed:
-                    return f"Error: {call.tool}.{k} needs the result of task {w}, which has not run"
-            if refs or words:
-                continue
-            res = spec.check_value(k, v)
-            if not res.ok:
-                return f"Error: {res.message}"
-        return None
+        v = self.check(call, executed)
+        return None if v.ok else f"Error: {v.message}"
 
     def output(self, call: PendingCall) -> Any:
         import random as _random
@@ -504,11 +578,11 @@ class DeterministicSimulator:
     def run(self, calls: Sequence[PendingCall], executed: Mapping[str, Any]) -> list[SimResult]:
         out = []
         for c in calls:
-            err = self.validate(c, executed)
+            v = self.check(c, executed)
             out.append(
-                SimResult(ok=False, result=err)
-                if err
-                else SimResult(ok=True, result=self.output(c))
+                SimResult(ok=False, result=f"Error: {v.message}", verdict=v)
+                if not v.ok
+                else SimResult(ok=True, result=self.output(c), verdict=v)
             )
         return out
 
@@ -550,10 +624,14 @@ class LLMToolSimulator:
 
         results: list[SimResult | None] = []
         valid: list[PendingCall] = []
+        verdicts: list[Verdict] = []
         for c in calls:
-            err = self.check.validate(c, executed)
-            results.append(SimResult(ok=False, result=err) if err else None)
-            if err is None:
+            v = self.check.check(c, executed)
+            verdicts.append(v)
+            results.append(
+                None if v.ok else SimResult(ok=False, result=f"Error: {v.message}", verdict=v)
+            )
+            if v.ok:
                 valid.append(c)
         if valid:
             tools_text = "\n".join(
@@ -582,11 +660,15 @@ class LLMToolSimulator:
                 j = next(it)
                 if parsed is None or j >= len(parsed) or not isinstance(parsed[j], Mapping):
                     results[i] = SimResult(
-                        ok=False, result="Error: the tool simulator gave no result"
+                        ok=False,
+                        result="Error: the tool simulator gave no result",
+                        verdict=verdicts[i],
                     )
                 else:
                     res = parsed[j].get("results", parsed[j].get("result"))
-                    results[i] = SimResult(ok=not result_failed(res), result=res)
+                    results[i] = SimResult(
+                        ok=not result_failed(res), result=res, verdict=verdicts[i]
+                    )
         return [r for r in results if r is not None]
 
 
@@ -630,11 +712,11 @@ class WorldSimulator:
         for c in calls:
             res = self.world.execute(Call(tool=c.tool, args=c.args, node_id=c.node), bindings)
             if res.ok:
-                out.append(SimResult(ok=True, result=res.observation))
+                out.append(SimResult(ok=True, result=res.observation, verdict=res.verdict))
             else:
                 msg = res.observation
                 text = msg.get("message", msg) if isinstance(msg, Mapping) else msg
-                out.append(SimResult(ok=False, result=f"Error: {text}"))
+                out.append(SimResult(ok=False, result=f"Error: {text}", verdict=res.verdict))
         return out
 
 
@@ -662,8 +744,10 @@ class SimStep(BaseModel):
     node: str
     tool: str
     args: dict[str, Any] = Field(default_factory=dict)
+    positional: list[Any] | None = None
     ok: bool
     result: Any = None
+    verdict: Verdict | None = None
 
 
 class Continuation(BaseModel):
@@ -672,7 +756,9 @@ class Continuation(BaseModel):
     response (only when it is reached)."""
 
     success: bool
-    end_reason: Literal["answered", "call_failed", "round_budget", "unparsable_plan", "stuck"]
+    end_reason: Literal[
+        "answered", "gave_up", "call_failed", "round_budget", "unparsable_plan", "stuck"
+    ]
     rounds_executed: int
     rounds_after: int = 0
     rounds_total: int = 0
@@ -699,6 +785,47 @@ class ReplanState(BaseModel):
     plan: Plan
     last_wave: list[SimStep]
     round: int
+
+
+_GIVE_UP = re.compile(
+    r"(?:can ?not|can't|could not|couldn't|unable to|impossible to|no way to)\s+"
+    r"(?:be\s+)?(?:complete|completed|finish|finished|proceed|continue|fulfil|fulfill|accomplish)"
+    r"|\bstop(?:s|ping)? here\b|\bgive up\b|\bgiving up\b|\babort(?:ed|ing)?\b"
+    r"|\bterminat(?:e|ed|ing) (?:the )?(?:task|plan|execution)"
+    r"|无法(?:完成|继续|执行|满足|实现)|不能(?:完成|继续)|放弃|终止(?:任务|执行|规划)?|停止执行|到此为止",
+    re.I,
+)
+
+
+def gives_up(start: ReplanStart, plan: Plan, ran_tools: Iterable[str] = ()) -> str | None:
+    """Why a plan that reached its response gave up instead of recovering, else ``None``.
+
+    A replan *gives up* when its response node (its description or arguments) says the task
+    cannot be completed ("stop here, cannot be completed", "无法完成", "give up", ...), or when
+    its thought says so *and* a tool the previous plan still had to call was never run. Reaching
+    the response that way is not a recovery: the run ends ``gave_up`` (Pass@1 = 0, E5 = 0).
+    """
+    resp = plan.get(RESPONSE)
+    said = ""
+    if resp is not None:
+        text = " ".join(
+            [resp.desc, json.dumps([resp.args, resp.positional], ensure_ascii=False, default=str)]
+        )
+        m = _GIVE_UP.search(text)
+        if m:
+            said = f"the response says {m.group(0)!r}"
+    if not said and plan.thought:
+        m = _GIVE_UP.search(plan.thought)
+        if m and isinstance(start.plan, Plan):
+            ran = set(ran_tools)
+            dropped = sorted(
+                {n.tool or "" for n in start.plan.call_nodes if n.status != "done"}
+                - ran
+                - {n.tool for n in plan.call_nodes}
+            )
+            if dropped:
+                said = f"the thought says {m.group(0)!r} and {dropped} never ran"
+    return f"the replan gave up: {said}" if said else None
 
 
 def continue_plan(
@@ -754,10 +881,16 @@ def continue_plan(
                 )
             total = start.rounds_executed + rounds + 1
             ok = total <= max_rounds
+            quit_why = gives_up(start, plan, ran_tool.values())
             return base.model_copy(
                 update={
-                    "success": ok,
-                    "end_reason": "answered" if ok else "round_budget",
+                    "success": ok and quit_why is None,
+                    "end_reason": "round_budget"
+                    if not ok
+                    else "gave_up"
+                    if quit_why
+                    else "answered",
+                    "error": quit_why,
                     "rounds_after": rounds,
                     "rounds_total": total,
                     "calls_after": len(steps),
@@ -781,6 +914,7 @@ def continue_plan(
                 node=i,
                 tool=plan.node(i).tool or "",
                 args=dict(plan.node(i).args),
+                positional=plan.node(i).positional,
                 desc=plan.node(i).desc,
             )
             for i in frontier
@@ -789,7 +923,14 @@ def continue_plan(
         wave = []
         for c, r in zip(calls, results, strict=True):
             st = SimStep(
-                round=rounds, node=c.node, tool=c.tool, args=c.args, ok=r.ok, result=r.result
+                round=rounds,
+                node=c.node,
+                tool=c.tool,
+                args=c.args,
+                positional=c.positional,
+                ok=r.ok,
+                result=r.result,
+                verdict=r.verdict,
             )
             wave.append(st)
             if r.ok:
@@ -919,16 +1060,10 @@ def load_tasks(
 # ---------------------------------------------------------------------------------------------
 # one replanning episode, as the runner records it
 def _step_verdict(tools: Mapping[str, ToolSpec], name: str, args: Any) -> Verdict:
-    """The agent's side of a recorded or simulated call: the tool and its arguments checked
-    against the instance's tool list. A result that failed for another reason (a timeout, an
-    empty response) is the tool's fault, not the agent's, and keeps an ``ok`` verdict."""
-    spec = tools.get(name)
-    if spec is None:
-        return Verdict(code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {name!r}")
-    res = spec.check_args(
-        args if isinstance(args, Mapping) else spec.bind_positional(list(args or []))
-    )
-    return Verdict(code=res.code, param=res.param, message=res.message)
+    """The agent's side of a recorded call: :func:`check_call` against the instance's tool
+    list. A result that failed for another reason (a timeout, an empty response) is the tool's
+    fault, not the agent's, and keeps an ``ok`` verdict."""
+    return check_call(tools, name, args if args is not None else {})
 
 
 def replay_task(
@@ -1018,12 +1153,14 @@ def replay_task(
         )
         end = {
             "answered": EndReason.ANSWERED,
+            "gave_up": EndReason.GAVE_UP,
             "round_budget": EndReason.ROUND_BUDGET,
             "unparsable_plan": EndReason.UNPARSABLE_PLAN,
         }.get(cont.end_reason, EndReason.GAVE_UP)
         error = cont.error
         for s in cont.steps:
-            v = _step_verdict(tools, s.tool, s.args)
+            # the verdict the simulator executed by (so a rejected call is never a clean step)
+            v = s.verdict or check_call(tools, s.tool, s.args, None, s.node, s.positional)
             steps.append(
                 Step(
                     index=len(steps),
