@@ -1,4 +1,4 @@
-"""Prefix executability: the seed's worked example, invariants, and replayed travel episodes."""
+"""Prefix executability: a worked example on replayed episodes, invariants, per-mode figures."""
 
 from __future__ import annotations
 
@@ -14,22 +14,88 @@ from replan.core.trace import Call, Episode, Perturbation, Step, Verdict
 from replan.evaluators import score, score_episode
 from replan.evaluators.prefix import PrefixRecord, prefix_record, summarize_prefix
 
+BOOKED = "Booked, reference {booking}."
 
-def test_seed_worked_example() -> None:
-    # seed 003: 200 runs; 10 clean and successful, 138 successful after an invalid call,
-    # 52 failed after one
-    recs = [(None, 6, True)] * 10 + [(2, 6, True)] * 138 + [(1, 4, False)] * 52
-    s = summarize_prefix(recs)
-    assert s["prefix.ter"]["value"] == pytest.approx(0.05)
-    assert s["prefix.rr"]["value"] == pytest.approx(138 / 190)
-    assert s["prefix.rr"]["eligible"] == 190
-    assert s["prefix.success"]["value"] == pytest.approx(0.74)
-    # AUC-PEC by hand: (10·1 + 138·(1/6) + 52·0) / 200
-    assert s["prefix.auc_pec"]["value"] == pytest.approx((10 + 138 / 6) / 200)
-    # every aggregate carries an interval around its value
-    for key in ("prefix.ter", "prefix.rr", "prefix.success", "prefix.auc_pec"):
-        e = s[key]
+
+def test_worked_example_on_real_episodes() -> None:
+    """Seed 003's metrics on four replayed travel runs, every expected value worked out by hand.
+
+    clean:  search, quote, book                 -> clean, n = 3, success (booking stated)
+    broke:  search, quote(passengers=12), quote, book
+            -> call 2 breaks the 9-passenger limit: FED 2, n 4, success
+    failed: book first (its quote does not exist) -> FED 1, n 1, no success
+    idle:   no call at all                       -> clean by definition, n 0, no success
+    """
+    t = tv.task()
+    clean = tv.run(t, [tv.search(), tv.quote(), tv.book()], answer=BOOKED, episode_id="c")
+    broke = tv.run(
+        t,
+        [
+            tv.search(),
+            tv.Act(
+                "quote_flight", {"flight_id": "${1.cheapest_flight_id}", "passengers": 12}, "2x"
+            ),
+            tv.quote(),
+            tv.book(),
+        ],
+        answer=BOOKED,
+        episode_id="b",
+    )
+    failed = tv.run(t, [tv.book(ref="FQ-NOPE")], answer="sorry", episode_id="f")
+    idle = tv.run(t, [], answer="Booked.", episode_id="i")
+    out = score([clean, broke, failed, idle], [t], n_boot=300)
+    # TER = clean runs / N = {clean, idle} / 4; zero-call share = 1/4 beside it
+    assert out["prefix.ter"]["value"] == pytest.approx(2 / 4)
+    assert out["prefix.zero_call"]["value"] == pytest.approx(1 / 4)
+    # AUC-PEC terms: 1, (2 − 1)/4, (1 − 1)/1, 1 (n = 0)
+    assert out["prefix.auc_pec"]["value"] == pytest.approx((1 + 1 / 4 + 0 + 1) / 4)
+    # RR: eligible = N·(1 − TER) = 2 (broke, failed), one succeeded
+    assert out["prefix.rr"]["value"] == pytest.approx(1 / 2)
+    assert out["prefix.rr"]["eligible"] == 2
+    # executable before the first error: 3, 1, 0, 0; lengths 3, 4, 1, 0
+    pec = {row["k"]: row for row in out["prefix.pec"]}
+    assert pec[1]["pec"]["value"] == pytest.approx(2 / 4)  # clean and broke valid through 1
+    assert pec[1]["cpec"]["value"] == pytest.approx(2 / 3)  # idle does not reach call 1
+    assert pec[2]["pec"]["value"] == pytest.approx(1 / 4)  # only clean
+    assert pec[4]["cpec"]["value"] == pytest.approx(0.0)  # only broke reaches 4, broken at 2
+    assert out["prefix.first_error_types"]["Parameter_Invalid"]["count"] == 2
+    for key in ("prefix.ter", "prefix.rr", "prefix.auc_pec", "prefix.zero_call"):
+        e = out[key]
         assert e["low"] <= e["value"] <= e["high"]
+
+
+def test_prefix_figures_per_mode_and_headline_on_np() -> None:
+    """Under P3 a call that carried the corrupted value fails and counts as the agent's error;
+    the prefix figures are reported per mode and the headline is on NP (by hand: NP TER 1)."""
+    t_np, t_p3 = tv.task("np"), tv.task("p3", mode="P3")
+    np_run = tv.run(t_np, [tv.search(), tv.quote(), tv.book()], answer=BOOKED, episode_id="n")
+    p3_run = tv.run(
+        t_p3,
+        [
+            tv.search(fault="implicit", mode="P3"),
+            tv.Act(
+                "quote_flight",
+                {"flight_id": "${1.cheapest_flight_id}", "passengers": 987654.32},
+                "2x",
+            ),
+            tv.quote(),
+            tv.book(),
+        ],
+        answer=BOOKED,
+        episode_id="p",
+    )
+    out = score([np_run, p3_run], [t_np, t_p3], n_boot=300)
+    assert out["prefix.ter"]["value"] == pytest.approx(1 / 2)  # pooled over both modes
+    by_mode = out["tables"]["prefix.by_mode"]
+    assert by_mode["NP"]["prefix.ter"]["value"] == 1.0
+    assert by_mode["P3"]["prefix.ter"]["value"] == 0.0
+    assert by_mode["P3"]["prefix.after_fault"] == {"value": 1, "n": 1}
+    assert by_mode["NP"]["prefix.zero_call"]["value"] == 0.0
+    head = out["prefix.headline"]
+    assert head["scope"] == "NP" and head["prefix.ter"]["value"] == 1.0
+    # one mode only: the headline is every run
+    only = score([p3_run], [t_p3], n_boot=200)["prefix.headline"]
+    assert only["scope"] == "all runs" and only["prefix.ter"]["value"] == 0.0
 
 
 runs = st.lists(
@@ -146,6 +212,7 @@ def test_empty_run_is_clean_and_scores_one() -> None:
     assert rec.clean and rec.auc_term == 1.0
     s = summarize_prefix([rec])
     assert s["prefix.ter"]["value"] == 1.0 and s["prefix.pec"] == []
+    assert s["prefix.zero_call"]["value"] == 1.0  # ... and shown as a zero-call run
 
 
 def test_score_aggregates_travel_runs() -> None:

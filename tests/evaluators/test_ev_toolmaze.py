@@ -66,27 +66,59 @@ def test_implicit_transient_sentinel_in_answer_is_not_recovered() -> None:
         answer="Booked {booking}; the first fare was 987,654.32 USD.",
     )
     r = recovery_record(ep, t)
-    assert r.success  # the booking exists and its id is stated ...
-    assert r.sentinel_propagated and r.recovered is False  # ... but the lie reached the user
+    # the booking exists and its id is stated, but the lie reached the user: not recovered, and
+    # an answer that states an injected corrupted value is never a success
+    assert r.sentinel_propagated and r.recovered is False
+    assert r.success is False
 
 
-def test_implicit_sentinel_in_a_later_call_args_is_not_recovered() -> None:
+def test_implicit_sentinel_in_an_accepted_call_is_not_recovered() -> None:
+    t = tv.task(mode="P3")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="implicit", mode="P3"),
+            tv.quote(),
+            # the world accepts this booking: the corrupted fare went into a real call
+            tv.Act(
+                "book_flight",
+                {**tv.TRAVELLER, "quote_id": "${2.quote_id}", "traveller_name": "Ana 987654.32"},
+                "3x",
+            ),
+            tv.search(node="1r"),
+            tv.quote(ref="${1r.cheapest_flight_id}", node="2r"),
+            tv.book(ref="${2r.quote_id}", node="3r"),
+        ],
+        answer=BOOKED,
+    )
+    assert ep.steps[2].verdict.ok
+    r = recovery_record(ep, t)
+    assert r.sentinel_propagated and r.recovered is False
+
+
+def test_sentinel_in_a_rejected_call_then_a_clean_retry_is_recovered() -> None:
+    # seed 002 §3.5: a transient fault is survived by retrying. The call that carried the
+    # corrupted value was rejected (9 passengers at most), so nothing used it; the agent then
+    # re-ran the search and used its clean result: recovered.
     t = tv.task(mode="P3")
     ep = tv.run(
         t,
         [
             tv.search(fault="implicit", mode="P3"),
             tv.Act(
-                "quote_flight", {"flight_id": "${1.cheapest_flight_id}", "note": 987654.32}, "x"
+                "quote_flight",
+                {"flight_id": "${1.cheapest_flight_id}", "passengers": 987654.32},
+                "2x",
             ),
-            tv.search(),
-            tv.quote(),
+            tv.search(node="1r"),
+            tv.quote(ref="${1r.cheapest_flight_id}"),
             tv.book(),
         ],
         answer=BOOKED,
     )
+    assert not ep.steps[1].verdict.ok  # rejected by the world
     r = recovery_record(ep, t)
-    assert r.sentinel_propagated and r.recovered is False
+    assert r.exposed and not r.sentinel_propagated and r.recovered is True
 
 
 def test_implicit_transient_clean_retry_is_recovered() -> None:
@@ -132,7 +164,28 @@ def test_permanent_success_without_a_valid_alternative_path_is_not_recovered() -
     )
     r = recovery_record(ep, t)
     assert r.success and r.recovered is False
-    assert "without completing a valid alternative path" in r.reason
+    assert "no valid path avoiding the faulty tool ran cleanly" in r.reason
+
+
+def test_permanent_recovery_is_independent_of_success() -> None:
+    # seed 002 §3.5: "PRR strictly evaluates error recovery independently of final task
+    # success". The alternative path ran cleanly (find_flight_offers -> quote -> book), but the
+    # answer never states the booking id, so the task fails: recovered, not successful.
+    t = tv.task(mode="P2")
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="explicit", mode="P2"),
+            tv.alt_search(),
+            tv.quote(ref="${1b.best_offer.flight_id}"),
+            tv.book(),
+        ],
+        answer="Done.",
+    )
+    r = recovery_record(ep, t)
+    assert r.success is False and r.recovered is True
+    # C_rec still reads success: 1 − c*/max(c, c*)·0 = 1
+    assert r.c_rec == 1.0
 
 
 def test_permanent_failure_is_not_recovered() -> None:
@@ -185,30 +238,67 @@ def test_c_rec_by_hand() -> None:
         c_rec(-1, 2, True)
 
 
-def test_c_counts_calls_after_the_fault_when_that_minimum_is_known() -> None:
+def test_c_star_is_per_trajectory_not_the_tasks_fixed_value() -> None:
+    # The fault meets book_flight, after this run had already searched and quoted cleanly; the
+    # task's fixed metadata value (3: counted for a fault on the search) must not be used.
+    # c*(τ) by hand (seed 002 eq. 3), executed = {search_flights, quote_flight}, transient
+    # fault (the victim is called again):
+    #   path search -> quote -> book:      left {book}               = 1
+    #   path find_offers -> quote -> book: left {find_offers, book}  = 2     => c* = 1
+    # c = calls after the first perturbed response = 2 (a second quote, then the booking).
+    # C_rec = 1 − 1/max(2, 1) = 0.5 (the run succeeded); with the fixed c* = 3 it would be
+    # 1 − 3/max(2, 3) = 0.
     t = tv.task(mode="P1", metadata={"min_calls_after_fault": 3})
     ep = tv.run(
         t,
         [
-            tv.search(fault="explicit"),
-            tv.search(fault="explicit"),
             tv.search(),
             tv.quote(),
+            tv.book(fault="explicit"),
+            tv.quote(node="2b"),
+            tv.book(ref="${2b.quote_id}", node="3b"),
+        ],
+        answer=BOOKED,
+    )
+    r = recovery_record(ep, t)
+    assert r.success and r.exposed and r.recovered
+    assert (r.c, r.c_star) == (2, 1)
+    assert r.c_rec == pytest.approx(0.5)
+
+
+def test_c_star_under_a_permanent_fault_avoids_the_victim() -> None:
+    # P2 on search_flights with nothing run before: only find_offers -> quote -> book is left,
+    # c* = 3; the run needed 3 calls after the fault: C_rec = 1 − 3/3 = 0.
+    t = tv.task(mode="P2", metadata={"min_calls_after_fault": 9})
+    ep = tv.run(
+        t,
+        [
+            tv.search(fault="explicit", mode="P2"),
+            tv.alt_search(),
+            tv.quote(ref="${1b.best_offer.flight_id}"),
             tv.book(),
         ],
         answer=BOOKED,
     )
     r = recovery_record(ep, t)
-    assert (r.c, r.c_star) == (4, 3)  # four calls after the first perturbed response
-    assert r.c_rec == pytest.approx(1 - 3 / 4)
-    # without it, c* is the task's min_calls and c counts the whole run
-    t2 = tv.task(mode="P1", min_calls=3)
-    r2 = recovery_record(ep.model_copy(update={"task_id": t2.task_id}), t2)
-    assert (r2.c, r2.c_star) == (5, 3) and r2.c_rec == pytest.approx(1 - 3 / 5)
-    # with neither, C_rec is undefined and RC leaves the run out
-    t3 = tv.task(mode="P1", min_calls=None)
+    assert (r.c, r.c_star, r.c_rec) == (3, 3, 0.0)
+    # without a path list the task's fixed value is the fallback, then min_calls
+    t2 = tv.task(mode="P2", metadata={"min_calls_after_fault": 9}, valid_paths=[])
+    assert recovery_record(ep, t2).c_star == 9
+    t3 = tv.task(mode="P2", valid_paths=[], min_calls=None)
     r3 = recovery_record(ep, t3)
     assert r3.c_rec is None and r3.rc_term is None
+
+
+def test_a_run_with_no_call_is_not_exposed() -> None:
+    t = tv.task(mode="P1")
+    ep = tv.run(t, [], answer="Booked.")
+    r = recovery_record(ep, t)
+    assert r.exposed is False and r.recovered is None and r.rc_term == 0.0
+    assert "never reached" in r.reason
+    s = summarize_toolmaze([r], n_boot=200)
+    assert s["toolmaze.not_exposed"] == {"value": 1, "n": 1}
+    assert s["toolmaze.prr.P1"]["value"] is None  # nothing to recover from
 
 
 # -- aggregation -------------------------------------------------------------------------------
@@ -252,6 +342,39 @@ def test_summary_per_mode_by_hand() -> None:
     assert s["toolmaze.avg"]["value"] == pytest.approx(avg)
     assert s["toolmaze.avg"]["low"] <= avg <= s["toolmaze.avg"]["high"]
     assert "C2/P1" in s["tables"]["toolmaze.by_level_mode"]
+
+
+def _lrec(level: str, mode: str, success: bool, recovered: bool | None, crec: float | None):
+    exposed = recovered is not None
+    return RecoveryRecord(mode, level, success, exposed, recovered, c_rec=crec)
+
+
+def test_per_mode_figures_macro_average_over_levels() -> None:
+    # seed 002 §4.2: per-mode TSR, PRR, RC are macro-averaged over C1–C4 and Avg over the
+    # C × P cells. Unbalanced cells, by hand:
+    #   C1/P1: 4 runs, all succeed, all exposed and recovered, C_rec 0     -> TSR 1, PRR 1, RC 0
+    #   C2/P1: 1 run, fails, exposed, not recovered, C_rec 1              -> TSR 0, PRR 0, RC 1
+    #   C1/NP: 1 run, succeeds; C2/NP: 1 run, fails                       -> TSR 1 and 0
+    recs = [_lrec("C1", "P1", True, True, 0.0) for _ in range(4)]
+    recs += [_lrec("C2", "P1", False, False, 1.0)]
+    recs += [_lrec("C1", "NP", True, None, None), _lrec("C2", "NP", False, None, None)]
+    s = summarize_toolmaze(recs, n_boot=300)
+    assert s["toolmaze.tsr.P1"]["value"] == pytest.approx((1 + 0) / 2)  # pooled would be 4/5
+    assert s["toolmaze.prr.P1"]["value"] == pytest.approx((1 + 0) / 2)  # pooled 4/5
+    assert s["toolmaze.rc.P1"]["value"] == pytest.approx((0 + 1) / 2)  # pooled 1/5
+    pooled = s["tables"]["toolmaze.by_mode"]["P1"]["pooled"]
+    assert pooled["tsr"]["value"] == pytest.approx(4 / 5)  # kept, labelled, as a variant
+    # Avg over the four cells: TSR (1 + 0 + 1 + 0)/4, PRR over P1 cells (1 + 0)/2, RC (0 + 1)/2
+    assert s["toolmaze.avg"]["value"] == pytest.approx((0.5 + 0.5 + 1 - 0.5) / 3)
+    assert s["toolmaze.tsr"]["value"] == pytest.approx(0.5)
+    assert s["toolmaze.prr"]["value"] == pytest.approx(0.5)
+    assert s["toolmaze.rc"]["value"] == pytest.approx(0.5)
+    # per level: C1 over its modes NP and P1 -> TSR (1 + 1)/2, PRR 1 (P1 only)
+    c1 = s["tables"]["toolmaze.by_level"]["C1"]
+    assert c1["tsr"]["value"] == pytest.approx(1.0) and c1["prr"]["value"] == pytest.approx(1.0)
+    for key in ("toolmaze.tsr.P1", "toolmaze.prr.P1", "toolmaze.rc.P1", "toolmaze.avg"):
+        e = s[key]
+        assert e["low"] <= e["value"] <= e["high"]
 
 
 def test_score_reports_modes_and_levels() -> None:

@@ -315,3 +315,65 @@ def test_response_depends_on_every_sink(subset):
             g = p.graph()
             sinks = {n.id for n in p.call_nodes if set(g.successors(n.id)) <= {RESPONSE}}
             assert set(p.node(RESPONSE).deps) == sinks
+
+
+# -- the checker: whole values, never an injected value -----------------------------------------
+def test_a_fact_matches_only_as_a_whole_value():
+    from replan.suites.checker import mentions
+
+    assert not mentions("The meeting is at 16:37-KEACH.", "16:37")  # the implicit corruption
+    assert mentions("The meeting is at 16:37.", "16:37")
+    assert mentions("16:37, as planned", "16:37")
+    assert not mentions("order ORD-1234X", "ORD-1234")
+    assert mentions("Total: 1,234.50 USD", 1234.5)
+    assert mentions("about 42km away", 42)  # a unit may touch a number
+    assert not mentions("on 2026-12-03", 12)  # part of a date, not the number 12
+    assert not mentions("at 16:37", 37)
+
+
+def test_an_answer_with_the_injected_value_is_never_a_success():
+    # a P3 instance whose corruption appends a token to a string fact: toolmaze-C1-020-P3,
+    # "05:00" -> "05:00-8X4LQ" (24 of the suite's 800 P3/P4 instances are of this kind)
+    t = next(
+        t
+        for t in tm.generate(levels=["C1"], modes=["P3"], limit=21)
+        if t.mode in ("P3", "P4")
+        and isinstance(t.perturbation.sentinel, str)
+        and any(
+            isinstance(f, str) and t.perturbation.sentinel.startswith(f + "-")
+            for f in t.checker.required_facts
+        )
+    )
+    fact = next(f for f in t.checker.required_facts if t.perturbation.sentinel.startswith(f"{f}-"))
+    gold = tm.path_plans(t)[0]
+    w = task_world(t)
+    ex = tm.execute_plan(gold, w)
+    clean = _answer(ex.outputs, gold)
+    assert check(t, w.state, clean).success
+    corrupted = clean.replace(fact, t.perturbation.sentinel)
+    res = check(t, w.state, corrupted)
+    assert not res.success
+    assert any("does not state" in r for r in res.reasons)
+    # stating the true value as well does not make up for reporting the corrupted one
+    res2 = check(t, w.state, clean + f" (the tool first said {t.perturbation.sentinel})")
+    assert not res2.success and any("injected corrupted value" in r for r in res2.reasons)
+
+
+def test_limit_keeps_every_level_and_mode_cell():
+    from replan.runner.core import RunConfig, select_tasks, suite_options
+
+    cfg = RunConfig(suite="toolmaze", limit=40)
+    opts = suite_options(cfg)
+    assert opts["per_level"] == 2  # 40 tasks over 4 levels x 5 modes: 2 per cell
+    tasks = load_suite("toolmaze", **opts)
+    chosen = select_tasks(tasks, cfg)
+    cells = Counter((t.level, t.mode) for t in chosen)
+    assert len(chosen) == 40
+    assert cells == {(lvl, m): 2 for lvl in ("C1", "C2", "C3", "C4") for m in MODES}
+    # fewer tasks than cells: one per cell, in cell order, until the limit
+    few = select_tasks(tasks, RunConfig(suite="toolmaze", limit=7))
+    assert len({(t.level, t.mode) for t in few}) == 7
+    # with a filter, the cells are the filtered ones
+    cfg2 = RunConfig(suite="toolmaze", limit=6, filter=["C2", "P1", "P3"])
+    picked = select_tasks(load_suite("toolmaze", **suite_options(cfg2)), cfg2)
+    assert Counter((t.level, t.mode) for t in picked) == {("C2", "P1"): 3, ("C2", "P3"): 3}

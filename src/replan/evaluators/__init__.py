@@ -29,6 +29,7 @@ from replan.env.world import World
 from replan.evaluators.prefix import (
     PrefixRecord,
     episode_verdicts,
+    first_perturbed,
     prefix_feedback,
     record_from_verdicts,
     resolve_success,
@@ -61,6 +62,7 @@ from replan.evaluators.toolmaze import (
     summarize_toolmaze,
     toolmaze_feedback,
 )
+from replan.runner.store import FAILURE_END_REASONS
 
 __all__ = [
     "Estimate",
@@ -73,6 +75,7 @@ __all__ = [
     "calibrate",
     "compare",
     "composite_avg",
+    "is_failure",
     "load_labels",
     "mcnemar",
     "paired_bootstrap",
@@ -159,7 +162,7 @@ def score_one(
     return EpisodeScore(
         episode,
         task,
-        record_from_verdicts(verdicts, success, source),
+        record_from_verdicts(verdicts, success, source, first_perturbed(episode)),
         recovery_record(episode, task, success=success),
         sde_record(episode, task, success=success, judge=judge),
     )
@@ -175,6 +178,10 @@ def score_episode(
     return score_one(episode, task, judge=judge).feedback()
 
 
+#: the per-mode / per-level prefix columns (TER always beside the share of zero-call runs)
+PREFIX_TABLE_KEYS = ("prefix.runs", "prefix.ter", "prefix.zero_call", "prefix.auc_pec", "prefix.rr")
+
+
 def _prefix_tables(scores: Sequence[EpisodeScore], seed: int, n_boot: int) -> dict[str, Any]:
     groups: dict[str, dict[str, list[PrefixRecord]]] = {"mode": {}, "level": {}}
     for s in scores:
@@ -182,22 +189,58 @@ def _prefix_tables(scores: Sequence[EpisodeScore], seed: int, n_boot: int) -> di
         groups["level"].setdefault(s.recovery.level or "-", []).append(s.prefix)
     out: dict[str, Any] = {}
     for name, by in groups.items():
-        out[f"prefix.by_{name}"] = {
-            k: {
-                key: summary[key]
-                for key in ("prefix.runs", "prefix.ter", "prefix.auc_pec", "prefix.rr")
+        table: dict[str, Any] = {}
+        for k, recs in sorted(by.items()):
+            summary = summarize_prefix(recs, seed=seed, n_boot=n_boot)
+            row = {key: summary[key] for key in PREFIX_TABLE_KEYS}
+            row["prefix.after_fault"] = {
+                "value": sum(1 for r in recs if r.after_fault),
+                "n": summary["prefix.rr"]["eligible"],
             }
-            for k, recs in sorted(by.items())
-            for summary in [summarize_prefix(recs, seed=seed, n_boot=n_boot)]
-        }
+            table[k] = row
+        out[f"prefix.by_{name}"] = table
     return out
+
+
+def prefix_headline(scores: Sequence[EpisodeScore], seed: int, n_boot: int) -> dict[str, Any]:
+    """The prefix figures a summary leads with: on the NP runs when the set mixes NP with
+    perturbed modes (under P1–P4 a call that carried an injected corrupted value counts as the
+    agent's error), else on every run; ``scope`` says which."""
+    modes = {s.recovery.mode for s in scores}
+    np_only = "NP" in modes and len(modes) > 1
+    recs = [s.prefix for s in scores if not np_only or s.recovery.mode == "NP"]
+    summary = summarize_prefix(recs, seed=seed, n_boot=n_boot)
+    out = {key: summary[key] for key in PREFIX_TABLE_KEYS}
+    out["scope"] = "NP" if np_only else "all runs"
+    return out
+
+
+def is_failure(episode: Episode) -> bool:
+    """An infrastructure failure (end reason in ``FAILURE_END_REASONS``: model error, crash,
+    timeout): the run never reached a verdict of the agent's own."""
+    return episode.end_reason.value in FAILURE_END_REASONS
 
 
 def score_records(
     scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
 ) -> dict[str, Any]:
-    """Aggregate already-scored episodes (see :func:`score`)."""
-    out: dict[str, Any] = {"episodes": len(scores)}
+    """Aggregate already-scored episodes (see :func:`score`).
+
+    The one place that accounts infrastructure failures (:func:`is_failure`), for ``replan
+    score``, the run summary and the report alike: they count as *failed runs* in the success
+    rates (``toolmaze.tsr``, ``sde.pass@1``, ``pass^k``) and are *left out* of every process
+    metric (prefix, recovery, E5, tool-use efficiency, invalid-DAG rate, sde-auto, the tables),
+    where a crashed run would otherwise read as a clean run or an invalid DAG. ``failures`` and
+    ``failure_reasons`` count them.
+    """
+    every = list(scores)
+    scores = [s for s in every if not is_failure(s.episode)]
+    failed = [s.episode.end_reason.value for s in every if is_failure(s.episode)]
+    out: dict[str, Any] = {
+        "episodes": len(every),
+        "failures": len(failed),
+        "failure_reasons": {r: failed.count(r) for r in sorted(set(failed))},
+    }
     sources: dict[str, int] = defaultdict(int)
     for s in scores:
         sources[s.prefix.source] += 1
@@ -207,8 +250,13 @@ def score_records(
     tables = tm.pop("tables")
     out.update(tm)
     out.update(summarize_sde([s.sde for s in scores], seed=seed, n_boot=n_boot))
+    if failed:  # success rates: a run that failed for the infrastructure did not succeed
+        out["toolmaze.tsr"] = wilson(sum(bool(s.recovery.success) for s in scores), len(every))
+        out["toolmaze.tsr"] = out["toolmaze.tsr"].to_dict() | {"failures": len(failed)}
+        out["sde.pass@1"] = wilson(sum(bool(s.sde.success) for s in scores), len(every))
+        out["sde.pass@1"] = out["sde.pass@1"].to_dict() | {"failures": len(failed)}
     by_task: dict[tuple[str, str, str], dict[int, bool]] = defaultdict(dict)
-    for s in scores:
+    for s in every:
         e = s.episode
         by_task[(e.task_id, e.design, e.model)][e.seed] = bool(s.prefix.success)
     k = max((len(v) for v in by_task.values()), default=0)
@@ -217,6 +265,8 @@ def score_records(
             {t: list(v.values()) for t, v in by_task.items()}, k, seed=seed, n_boot=n_boot
         )
     tables.update(_prefix_tables(scores, seed, n_boot))
+    if scores:
+        out["prefix.headline"] = prefix_headline(scores, seed, n_boot)
     out["tables"] = tables
     return out
 

@@ -15,8 +15,15 @@ Decisions where the paper leaves a choice:
 - **Success** is the episode's recorded ``success``; when that is ``None`` and a task is
   available, the task's checker decides it on the replayed final state. Still unknown counts
   as not successful (conservative) and is reported as ``success_unknown``.
-- **n = 0** (a run with no calls) is clean: it counts towards TER and scores 1 in AUC-PEC, and
-  drops off PEC(k) at every k ≥ 1 (its length is below k).
+- **n = 0** (a run with no calls) has no invalid call, so by the definition it counts towards
+  TER and scores 1 in AUC-PEC, and drops off PEC(k) at every k ≥ 1 (its length is below k). It
+  is no evidence of executability, so every summary also reports the share of such runs
+  (``prefix.zero_call``) beside TER: a TER made of runs that never acted is not a clean agent.
+- **Perturbed modes.** Under P1–P4 a call that fails because it carried an injected corrupted
+  value counts as the agent's invalid call (the agent trusted it). The evaluators therefore
+  report the prefix metrics per mode and the headline on NP (see :mod:`replan.evaluators`),
+  and count the runs whose first invalid call came after the first perturbed response
+  (``after_fault``).
 - PEC(k) and cPEC(k) are reported for every k = 1..max n; cPEC(k) is undefined (``None``) where
   no run reaches length k.
 
@@ -50,6 +57,7 @@ class PrefixRecord:
     first_error_type: str | None = None
     first_error_message: str = ""
     source: str = "replay"
+    after_fault: bool = False  # the first invalid call came after the first perturbed response
 
     def __post_init__(self) -> None:
         if self.n < 0:
@@ -116,9 +124,13 @@ def resolve_success(
 
 
 def record_from_verdicts(
-    verdicts: Sequence[Verdict], success: bool | None, source: str = "replay"
+    verdicts: Sequence[Verdict],
+    success: bool | None,
+    source: str = "replay",
+    fault_at: int | None = None,
 ) -> PrefixRecord:
-    """A :class:`PrefixRecord` from per-call verdicts."""
+    """A :class:`PrefixRecord` from per-call verdicts; ``fault_at`` is the 0-based index of the
+    first perturbed response (``None``: the fault never fired)."""
     for i, v in enumerate(verdicts, start=1):
         if not v.ok:
             et = v.code.error_type
@@ -130,8 +142,14 @@ def record_from_verdicts(
                 first_error_type=et.value if et is not None else None,
                 first_error_message=v.message,
                 source=source,
+                after_fault=fault_at is not None and i > fault_at + 1,
             )
     return PrefixRecord(n=len(verdicts), fed=None, success=success, source=source)
+
+
+def first_perturbed(episode: Episode) -> int | None:
+    """0-based index of the episode's first perturbed response, ``None`` when none."""
+    return next((i for i, s in enumerate(episode.steps) if s.perturbation is not None), None)
 
 
 def prefix_record(
@@ -139,14 +157,20 @@ def prefix_record(
 ) -> PrefixRecord:
     """FED, length, success and first-error type of one run (see the module docstring)."""
     verdicts, source, state = episode_verdicts(episode, task, world)
-    return record_from_verdicts(verdicts, resolve_success(episode, task, state), source)
+    return record_from_verdicts(
+        verdicts, resolve_success(episode, task, state), source, first_perturbed(episode)
+    )
 
 
 def prefix_feedback(rec: PrefixRecord) -> list[Feedback]:
     """Per-run feedback: ``prefix.fed``, ``prefix.clean``, ``prefix.calls``, ``prefix.auc``,
     ``prefix.first_error_type``."""
     if rec.clean:
-        where = f"clean run: all {rec.n} calls executable"
+        where = (
+            f"clean run: all {rec.n} calls executable"
+            if rec.n
+            else "no tool call: clean by definition, but no evidence of executability"
+        )
         out = [
             Feedback("prefix.fed", None, where),
             Feedback("prefix.clean", 1.0, where),
@@ -266,7 +290,8 @@ def summarize_prefix(
 ) -> dict[str, Any]:
     """Aggregates over runs, each with a 95% interval.
 
-    Keys: ``prefix.ter``, ``prefix.auc_pec``, ``prefix.rr`` (with ``eligible`` = N·(1 − TER)),
+    Keys: ``prefix.ter``, ``prefix.zero_call`` (share of runs with no tool call, which count as
+    clean in TER), ``prefix.auc_pec``, ``prefix.rr`` (with ``eligible`` = N·(1 − TER)),
     ``prefix.success``, ``prefix.fed_mean`` (mean FED of runs with an error), ``prefix.pec``
     (the curve, with cPEC), ``prefix.first_error_types`` (counts and Wilson shares among runs
     with an error).
@@ -288,6 +313,7 @@ def summarize_prefix(
     return {
         "prefix.runs": {"value": total, "n": total},
         "prefix.ter": wilson(n_clean, total).to_dict(),
+        "prefix.zero_call": wilson(int((arr.n == 0).sum()), total).to_dict(),
         "prefix.auc_pec": bootstrap_mean(
             arr.auc_terms, key="prefix.auc_pec", seed=seed, n_boot=n_boot
         ).to_dict(),

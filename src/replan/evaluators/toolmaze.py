@@ -43,12 +43,15 @@ import numpy as np
 from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
+from replan.evaluators.prefix import first_perturbed
 from replan.evaluators.stats import (
     N_BOOT,
+    Estimate,
     Feedback,
     bootstrap_mean,
     estimate_from_samples,
-    stratified_bootstrap,
+    resample_sums,
+    rng_for,
     wilson,
 )
 
@@ -115,7 +118,7 @@ def _contains_value(haystack: Any, needle: Any) -> bool:
             if isinstance(leaf, str) and mentions(leaf, needle):
                 return True
         elif isinstance(needle, str):
-            if isinstance(leaf, str) and needle.lower() in leaf.lower():
+            if isinstance(leaf, str) and mentions(leaf, needle):
                 return True
         elif leaf == needle:
             return True
@@ -140,12 +143,20 @@ def _later_args(steps: Sequence[Step]) -> list[Any]:
     return out
 
 
+def accepted(step: Step) -> bool:
+    """Whether the world accepted the call: its verdict is ok and no explicit fault stopped it
+    (a call the world rejected, or that met an error, carried nothing anywhere)."""
+    return step.verdict.ok and not (step.perturbation is not None and step.perturbation.explicit)
+
+
 def _sentinel_propagated(
     sentinels: Sequence[Any], later: Sequence[Step], answer: str | None
 ) -> bool:
+    """Whether a corrupted value reached an *accepted* later call or the final answer; a
+    rejected call that carried it and was then retried cleanly is not propagation."""
     if not sentinels:
         return False
-    args = _later_args(later)
+    args = _later_args([s for s in later if accepted(s)])
     for sv in sentinels:
         if any(_contains_value(a, sv) for a in args):
             return True
@@ -193,6 +204,63 @@ def _group_members(group: str | None, victim: str, corpus: Any) -> set[str]:
 
 
 # -- per run ---------------------------------------------------------------------------------------
+def fault_context(episode: Episode) -> tuple[int, str, list[str]] | None:
+    """(index of the first perturbed response, the tool it met the fault on, the tools this run
+    had already run cleanly before it); ``None`` when the fault never fired."""
+    steps = episode.steps
+    first = first_perturbed(episode)
+    if first is None:
+        return None
+    step = steps[first]
+    victim = step.perturbation.victim or step.call.tool  # type: ignore[union-attr]
+    executed = [s.call.tool for s in steps[:first] if s.verdict.ok and s.perturbation is None]
+    return first, victim, executed
+
+
+def trajectory_c_star(task: Task | None, victim: str, executed: Sequence[str]) -> int | None:
+    """c*(τ) of seed 002 eq. 3 for this trajectory: the fewest calls from the first perturbed
+    response to completion, given the tools it had already run cleanly and the tool it met the
+    fault on (``suites.toolmaze.min_calls_after_fault``); ``None`` when the task lists no paths."""
+    if task is None or not (task.metadata.get("paths") or task.valid_paths):
+        return None
+    from replan.suites.toolmaze import min_calls_after_fault
+
+    return min_calls_after_fault(task, victim, executed)
+
+
+def _permanent_recovery(
+    task: Task | None,
+    steps: Sequence[Step],
+    first: int,
+    victim: str,
+    members: set[str],
+    answer: str | None,
+    episode: Episode,
+) -> tuple[bool, str]:
+    """Recovery from a permanent fault, judged on the trajectory alone (seed 002 §3.5: PRR is
+    independent of final task success): a wise stop where no path is left, else a valid path
+    that avoids the victim run cleanly (order ignored), else (no path list) a used clean call to
+    another member of the victim's group."""
+    if task is not None and task.checker.graceful:
+        from replan.suites.checker import graceful_termination
+
+        why = graceful_termination(task, answer, episode).reasons
+        return (not why), ("terminated gracefully" if not why else "no graceful stop: " + why[0])
+    clean_tools = {s.call.tool for s in steps if s.verdict.ok and s.perturbation is None}
+    if task is not None and task.valid_paths:
+        paths = [p for p in task.valid_paths if victim not in p]
+        done = next((p for p in paths if set(p) <= clean_tools), None)
+        if done is None:
+            return False, "no valid path avoiding the faulty tool ran cleanly"
+        return True, f"completed the alternative path {done}"
+    later = steps[first + 1 :]
+    for j, s in enumerate(later):
+        alt = s.call.tool in members and s.call.tool != victim
+        if alt and s.verdict.ok and s.perturbation is None and _used(s, later[j + 1 :], answer):
+            return True, f"switched to {s.call.tool} (step {s.index}) and used its result"
+    return False, "no alternative of the faulty tool was used"
+
+
 def recovery_record(
     episode: Episode,
     task: Task | None = None,
@@ -204,10 +272,11 @@ def recovery_record(
 
     ``success`` overrides ``episode.success``; when both are unknown and a task is given, the
     task's checker decides on the replayed final state. Still unknown counts as failure.
+    Recovery never reads success (seed 002 §3.5); only C_rec does.
     """
     steps = episode.steps
-    first = next((i for i, s in enumerate(steps) if s.perturbation is not None), None)
-    pert = steps[first].perturbation if first is not None else None
+    ctx = fault_context(episode)
+    pert = steps[ctx[0]].perturbation if ctx is not None else None
     mode = (
         (task.mode if task is not None else None)
         or episode.mode
@@ -220,12 +289,15 @@ def recovery_record(
 
         success = resolve_success(episode, task, episode_verdicts(episode, task)[2])
     succ = bool(episode.success if success is None else success)
-    if first is None or pert is None:
-        return RecoveryRecord(mode, level, succ, exposed=False, reason="the fault never fired")
+    if ctx is None or pert is None:
+        why = (
+            "no tool call, so the fault was never reached" if not steps else "the fault never fired"
+        )
+        return RecoveryRecord(mode, level, succ, exposed=False, reason=why)
+    first, victim, executed = ctx
 
     profile = task.perturbation if task is not None else None
     permanent = mode_flags(mode)[1] if mode in PERTURBED_MODES else pert.permanent
-    victim = pert.victim
     group = pert.group or (profile.group if profile is not None else None)
     members = _group_members(group, victim, corpus)
     sentinels = [
@@ -239,43 +311,33 @@ def recovery_record(
     answer = episode.final_answer
     propagated = _sentinel_propagated(sentinels, later, answer)
 
-    if not permanent:
+    if propagated:
+        recovered, reason = (
+            False,
+            "the corrupted (sentinel) value reached an accepted call or the answer",
+        )
+    elif not permanent:
         retry = None
         for j, s in enumerate(later):
             clean = s.call.tool in members and s.verdict.ok and s.perturbation is None
             if clean and _used(s, later[j + 1 :], answer):
                 retry = s
                 break
-        recovered = retry is not None and not propagated
-        if propagated:
-            reason = "the corrupted (sentinel) value propagated"
-        elif retry is None:
+        recovered = retry is not None
+        if retry is None:
             reason = "no clean re-invocation of the victim or an alternative was used"
         else:
             reason = f"re-invoked {retry.call.tool} (step {retry.index}) and used its clean result"
     else:
-        graceful = bool(task is not None and task.checker.graceful)
-        if propagated:
-            recovered, reason = False, "the corrupted (sentinel) value propagated"
-        elif graceful:
-            recovered = succ
-            reason = "terminated gracefully" if succ else "no graceful termination"
-        elif not succ:
-            recovered, reason = False, "no valid alternative path completed"
-        else:
-            paths = [p for p in (task.valid_paths if task is not None else []) if victim not in p]
-            clean_tools = {s.call.tool for s in steps if s.verdict.ok and s.perturbation is None}
-            done = next((p for p in paths if set(p) <= clean_tools), None)
-            if task is not None and task.valid_paths and done is None:
-                recovered, reason = False, "succeeded without completing a valid alternative path"
-            else:
-                recovered = True
-                reason = f"completed the alternative path {done}" if done else "completed the task"
+        recovered, reason = _permanent_recovery(
+            task, steps, first, victim, members, answer, episode
+        )
 
-    meta = task.metadata if task is not None else {}
-    c_star_after = meta.get("min_calls_after_fault")
-    if c_star_after is not None:
-        c, c_star = len(later), int(c_star_after)
+    c_star = trajectory_c_star(task, victim, executed)
+    if c_star is not None:
+        c = len(later)
+    elif task is not None and task.metadata.get("min_calls_after_fault") is not None:
+        c, c_star = len(later), int(task.metadata["min_calls_after_fault"])
     elif task is not None and task.min_calls is not None:
         c, c_star = len(steps), int(task.min_calls)
     else:
@@ -365,7 +427,7 @@ def _rows(records: Sequence[RecoveryRecord]) -> np.ndarray:
 
 
 def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -> dict[str, Any]:
-    """TSR, PRR, RC (with intervals) over one set of runs."""
+    """TSR, PRR, RC (with intervals) pooled over one set of runs (one C × P cell)."""
     n = len(records)
     exposed = [r for r in records if r.exposed]
     terms = [r.rc_term for r in records]
@@ -380,75 +442,142 @@ def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -
         "prr": prr,
         "rc": rc,
         "exposure": wilson(len(exposed), n).to_dict(),
+        "not_exposed": n - len(exposed),
     }
 
 
-def _avg_stat(modes: Sequence[str]) -> Any:
-    def stat(sums: Mapping[str, np.ndarray], ns: Mapping[str, int]) -> np.ndarray:
-        m = next(iter(sums.values())).shape[0]
-        tsr, prr, rc = [], [], []
-        for mode in modes:
-            if mode not in sums:
-                continue
-            s = sums[mode]
-            tsr.append(s[:, _S] / ns[mode])
-            if mode in PERTURBED_MODES:
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    prr.append(np.where(s[:, _P] > 0, s[:, _R] / s[:, _P], np.nan))
-                    rc.append(np.where(s[:, _D] > 0, s[:, _T] / s[:, _D], np.nan))
-        if not tsr or not prr or not rc:
-            return np.full(m, np.nan)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no exposed run
-            t = np.mean(np.vstack(tsr), axis=0)
-            p = np.nanmean(np.vstack(prr), axis=0)
-            r = np.nanmean(np.vstack(rc), axis=0)
-        return (t + p + 1 - r) / 3
+def _mean_over(values: list[np.ndarray]) -> np.ndarray | None:
+    """Column-wise mean over cells, ignoring cells where a metric is undefined (NaN)."""
+    if not values:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample with no exposed run
+        return np.nanmean(np.vstack(values), axis=0)
 
-    return stat
+
+def _macro(sums: Mapping[str, np.ndarray], ns: Mapping[str, int], metric: str) -> np.ndarray:
+    """A metric macro-averaged over C × P cells (seed 002 §4.2): each cell's TSR, PRR or RC
+    (``sums[cell]``: rows of column sums), then the plain mean over the cells where it is
+    defined — TSR over every cell, PRR and RC over perturbed cells; ``avg`` is ToolMaze's
+    (mean TSR + mean PRR + 1 − mean RC) / 3 over the cells. NaN where nothing is defined."""
+    width = next(iter(sums.values())).shape[0] if sums else 1
+    tsr, prr, rc = [], [], []
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for cell, x in sums.items():
+            tsr.append(x[:, _S] / ns[cell])
+            if cell.rsplit("/", 1)[-1] in PERTURBED_MODES:
+                prr.append(np.where(x[:, _P] > 0, x[:, _R] / x[:, _P], np.nan))
+                rc.append(np.where(x[:, _D] > 0, x[:, _T] / x[:, _D], np.nan))
+    t, p, r = _mean_over(tsr), _mean_over(prr), _mean_over(rc)
+    pick = {"tsr": t, "prr": p, "rc": r}
+    if metric == "avg":
+        if t is None or p is None or r is None:
+            return np.full(width, np.nan)
+        return (t + p + 1 - r) / 3
+    got = pick[metric]
+    return np.full(width, np.nan) if got is None else got
+
+
+class _MacroCells:
+    """The runs of each C × P cell with one bootstrap resample per cell, so every macro-average
+    (per mode, per level, overall) shares the same resamples (a stratified bootstrap)."""
+
+    def __init__(self, by_cell: Mapping[str, Sequence[RecoveryRecord]], seed: int, n_boot: int):
+        self.rows = {k: _rows(v) for k, v in by_cell.items() if v}
+        self.records = {k: list(v) for k, v in by_cell.items() if v}
+        rng = rng_for(seed, "toolmaze.cells")
+        self.boot = {k: resample_sums(self.rows[k], n_boot, rng) for k in sorted(self.rows)}
+
+    def estimate(self, cells: Sequence[str], metric: str) -> dict[str, Any]:
+        """``metric`` macro-averaged over ``cells``, with its 95% bootstrap interval."""
+        cells = [c for c in cells if c in self.rows]
+        n = sum(len(self.records[c]) for c in cells)
+        if not cells:
+            return Estimate(None, None, None, 0, "bootstrap").to_dict()
+        point = _macro(
+            {c: self.rows[c].sum(axis=0, keepdims=True) for c in cells},
+            {c: len(self.rows[c]) for c in cells},
+            metric,
+        )[0]
+        samples = _macro(
+            {c: self.boot[c][0] for c in cells}, {c: self.boot[c][1] for c in cells}, metric
+        )
+        value = None if math.isnan(point) else float(point)
+        out = estimate_from_samples(value, samples, n, "bootstrap, macro over cells").to_dict()
+        recs = [r for c in cells for r in self.records[c]]
+        if metric == "prr":
+            out["exposed"] = sum(r.exposed for r in recs)
+        if metric == "rc":
+            out["rc_unknown"] = sum(1 for r in recs if r.rc_term is None)
+        out["cells"] = len(cells)
+        return out
+
+    def group(self, cells: Sequence[str], key: str, seed: int, n_boot: int) -> dict[str, Any]:
+        """A per-mode or per-level row: macro TSR/PRR/RC over ``cells``, plus the pooled cell
+        (the labelled variant that ignores the stratification)."""
+        recs = [r for c in cells if c in self.records for r in self.records[c]]
+        exposed = sum(r.exposed for r in recs)
+        return {
+            "runs": len(recs),
+            "tsr": self.estimate(cells, "tsr"),
+            "prr": self.estimate(cells, "prr"),
+            "rc": self.estimate(cells, "rc"),
+            "exposure": wilson(exposed, len(recs)).to_dict(),
+            "not_exposed": len(recs) - exposed,
+            "cells": sorted(c for c in cells if c in self.records),
+            "average": "macro over the C × P cells listed",
+            "pooled": _cell(recs, f"{key}.pooled", seed, n_boot),
+        }
 
 
 def summarize_toolmaze(
     records: Sequence[RecoveryRecord], *, seed: int = 0, n_boot: int = N_BOOT
 ) -> dict[str, Any]:
-    """Per-mode TSR/PRR/RC (keys ``toolmaze.tsr.P1`` ...), overall TSR, Avg, and tables.
+    """Per-mode TSR/PRR/RC (keys ``toolmaze.tsr.P1`` ...), overall TSR/PRR/RC, Avg, and tables.
 
-    ``tables`` holds the same cells by mode, by level and by ``level/mode``.
+    As in seed 002 (§4.2, Table 2) every per-mode figure is the macro-average over the
+    complexity levels C1–C4 (each level's cell weighs the same, however many runs it has), and
+    the overall figures and Avg the macro-average over the C × P cells: ``toolmaze.tsr`` over
+    every cell (NP included, Avg's TSR term), ``toolmaze.prr`` / ``toolmaze.rc`` over the P1–P4
+    cells (Table 2's PRR and RC "Avg" columns). Runs without a level form one level ("-").
+    The same numbers pooled over runs stay in ``tables`` under ``pooled`` (a labelled variant).
+    ``tables`` holds the rows by mode, by level and by ``level/mode`` cell.
     """
     out: dict[str, Any] = {}
-    by_mode: dict[str, list[RecoveryRecord]] = {}
-    by_level: dict[str, list[RecoveryRecord]] = {}
     by_cell: dict[str, list[RecoveryRecord]] = {}
     for r in records:
-        by_mode.setdefault(r.mode, []).append(r)
-        lvl = r.level or "-"
-        by_level.setdefault(lvl, []).append(r)
-        by_cell.setdefault(f"{lvl}/{r.mode}", []).append(r)
+        by_cell.setdefault(f"{r.level or '-'}/{r.mode}", []).append(r)
     order = {m: i for i, m in enumerate(MODES)}
-    modes = sorted(by_mode, key=lambda m: (order.get(m, 99), m))
-    mode_cells = {m: _cell(by_mode[m], f"toolmaze.{m}", seed, n_boot) for m in modes}
-    out["toolmaze.tsr"] = wilson(sum(1 for r in records if r.success), len(records)).to_dict()
+    modes = sorted({k.rsplit("/", 1)[1] for k in by_cell}, key=lambda m: (order.get(m, 99), m))
+    levels = sorted({k.rsplit("/", 1)[0] for k in by_cell})
+    cells = _MacroCells(by_cell, seed, n_boot)
+    mode_rows = {
+        m: cells.group([f"{lvl}/{m}" for lvl in levels], f"toolmaze.{m}", seed, n_boot)
+        for m in modes
+    }
+    level_rows = {
+        lvl: cells.group([f"{lvl}/{m}" for m in modes], f"toolmaze.{lvl}", seed, n_boot)
+        for lvl in levels
+    }
+    every = sorted(by_cell)
+    perturbed = [k for k in every if k.rsplit("/", 1)[1] in PERTURBED_MODES]
+    out["toolmaze.tsr"] = cells.estimate(every, "tsr")
     for m in modes:
-        out[f"toolmaze.tsr.{m}"] = mode_cells[m]["tsr"]
+        out[f"toolmaze.tsr.{m}"] = mode_rows[m]["tsr"]
         if m in PERTURBED_MODES:
-            out[f"toolmaze.prr.{m}"] = mode_cells[m]["prr"]
-            out[f"toolmaze.rc.{m}"] = mode_cells[m]["rc"]
-    value = composite_avg(
-        {m: c["tsr"]["value"] for m, c in mode_cells.items()},
-        {m: c["prr"]["value"] for m, c in mode_cells.items()},
-        {m: c["rc"]["value"] for m, c in mode_cells.items()},
-    )
-    if any(m in PERTURBED_MODES for m in modes):
-        strata = {m: _rows(by_mode[m]) for m in modes}
-        samples = stratified_bootstrap(
-            strata, _avg_stat(modes), key="toolmaze.avg", seed=seed, n_boot=n_boot
-        )
-        out["toolmaze.avg"] = estimate_from_samples(value, samples, len(records)).to_dict()
+            out[f"toolmaze.prr.{m}"] = mode_rows[m]["prr"]
+            out[f"toolmaze.rc.{m}"] = mode_rows[m]["rc"]
+    if perturbed:
+        out["toolmaze.prr"] = cells.estimate(perturbed, "prr")
+        out["toolmaze.rc"] = cells.estimate(perturbed, "rc")
+        out["toolmaze.avg"] = cells.estimate(every, "avg")
+    out["toolmaze.not_exposed"] = {
+        "value": sum(1 for r in records if r.mode in PERTURBED_MODES and not r.exposed),
+        "n": sum(1 for r in records if r.mode in PERTURBED_MODES),
+    }
     out["tables"] = {
-        "toolmaze.by_mode": mode_cells,
-        "toolmaze.by_level": {
-            lvl: _cell(rs, f"toolmaze.{lvl}", seed, n_boot) for lvl, rs in sorted(by_level.items())
-        },
+        "toolmaze.by_mode": mode_rows,
+        "toolmaze.by_level": level_rows,
         "toolmaze.by_level_mode": {
             k: _cell(rs, f"toolmaze.{k}", seed, n_boot) for k, rs in sorted(by_cell.items())
         },
