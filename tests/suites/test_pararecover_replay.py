@@ -235,3 +235,154 @@ def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
             t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
     c = pr.continue_plan(start, json.dumps(fixed))
     assert c.success and c.rounds_total == 3 + 4 + 1  # nodes 3..6 in four waves, + response
+
+
+# --- execution and verdict agree (issue 12, item 3) -----------------------------------------
+_QUOTED = __import__("re").compile(r"['\"“‘]([^'\"“”‘’]{2,80})['\"”’]")
+
+
+def _values(value):
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _values(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _values(v)
+    else:
+        yield value
+
+
+def _keeps_named_placeholder(inst) -> bool:
+    """Worked out from the data, not by the replay: the plan still holds, in a pending call,
+    a quoted text that the instance's error_reason names, under a parameter whose declared
+    type is not string (a placeholder passed where a value of another type is needed)."""
+    named = {m.strip() for m in _QUOTED.findall(inst.error_reason or "")}
+    plan = json.loads(inst.plan_text)
+    types = {
+        t.name: {k: (v or {}).get("type") for k, v in t.parameters["properties"].items()}
+        for t in inst.tools
+    }
+    for node in plan["tasks"]:
+        if node.get("status") is True or not node.get("name"):
+            continue
+        para = node.get("para")
+        if isinstance(para, list):  # [json text] / [{...}, {...}] as the real files write it
+            merged = {}
+            for p in para:
+                p = json.loads(p) if isinstance(p, str) and p.strip().startswith("{") else p
+                if isinstance(p, dict):
+                    merged.update(p)
+            para = merged
+        for key, value in (para or {}).items():
+            if types.get(node["name"], {}).get(key) in (None, "string"):
+                continue
+            if any(isinstance(v, str) and v.strip() in named for v in _values(value)):
+                return True
+    return False
+
+
+class _Echo:
+    """A replanner that hands back a fixed text (the instance's own plan: nothing repaired)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def invoke(self, messages):
+        from langchain_core.messages import AIMessage
+
+        return AIMessage(content=self.text)
+
+
+def test_a_replan_that_keeps_the_named_placeholder_never_passes():
+    good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
+    typed = [i for i in good if "Type_Error" in {e.value for e in i.error_types}]
+    assert len(typed) == 18
+    keeping = [i for i in typed if _keeps_named_placeholder(i)]
+    # the issue counted 11 such instances passing before the fix; all of them are exposed here
+    assert len(keeping) >= 11
+    passed = []
+    for inst in keeping:
+        cont = pr.continue_plan(pr.start_from_instance(inst), inst.plan_text)
+        if cont.success:
+            passed.append(inst.id)
+        else:
+            assert cont.end_reason == "call_failed", (inst.id, cont.end_reason)
+    assert passed == []  # Pass@1 = 0 for every replan that keeps the labelled error
+
+
+def test_a_rejected_call_never_executes_and_its_verdict_says_why():
+    good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
+    inst = next(i for i in good if i.id == 1)  # node 5: "task3 result" where an object is needed
+    task = pr.instance_to_task(inst)
+    ep = pr.replay_task(task, _Echo(inst.plan_text))
+    assert ep.success is False
+    simulated = [s for s in ep.steps if s.round > 1]
+    bad = [s for s in simulated if s.call.tool == "compare_chemical_compositions"]
+    assert len(bad) == 1 and bad[0].verdict.code.value == "type_mismatch"
+    assert str(bad[0].observation).startswith("Error:")
+    for s in simulated:  # execution and verdict agree on every simulated step
+        assert s.verdict.ok == (not str(s.observation).startswith("Error:")), s
+
+
+# --- giving up is not a recovery (issue 12, item 4) -----------------------------------------
+def _give_up(inst, words: str, *, in_thought: bool = False, run: dict | None = None) -> str:
+    """The instance's plan with every call that has not run dropped (except the nodes of
+    ``run``, given those arguments) and the response saying ``words`` (in the response, or
+    only in the thought)."""
+    plan = json.loads(inst.plan_text)
+    run = run or {}
+    keep = [
+        {**t, "para": run[t["id"]]} if t["id"] in run else t
+        for t in plan["tasks"]
+        if t["id"] == "root" or t.get("status") is True or t["id"] in run
+    ]
+    kept = {t["id"] for t in keep}
+    resp = next(t for t in plan["tasks"] if t["id"] == "response")
+    deps = [d for d in kept if d != "root"] or ["root"]
+    desc = "summarise what ran" if in_thought else words
+    keep.append({**resp, "dep": deps, "desc": desc, "status": False})
+    body = json.dumps({"tasks": keep}, ensure_ascii=False)
+    return f"<thought>{words}</thought>\n{body}" if in_thought else body
+
+
+@pytest.mark.parametrize(
+    ("rel", "iid", "words", "run"),
+    [
+        (
+            "LEVEL-1/LEVEL-1_real_rollout.jsonl",
+            187,
+            "参数格式错误，任务无法完成，到此为止",
+            {"1": {"sentence": "Time is a thief"}},  # one call repaired and run, the rest dropped
+        ),
+        ("LEVEL-1/LEVEL-1_augmented.jsonl", 7, "Stop here: the task cannot be completed.", {}),
+        ("LEVEL-1/LEVEL-1_augmented.jsonl", 10, "Unable to complete the request; giving up.", {}),
+    ],
+)
+def test_a_replan_that_gives_up_scores_zero(rel, iid, words, run):
+    from replan.core.trace import EndReason
+    from replan.evaluators.sde import sde_record
+
+    good, _ = pr.load_instances(SAMPLE / rel)
+    inst = next(i for i in good if i.id == iid)
+    task = pr.instance_to_task(inst)
+    for text in (_give_up(inst, words, run=run), _give_up(inst, words, in_thought=True, run=run)):
+        cont = pr.continue_plan(pr.start_from_instance(inst), text)
+        assert (cont.success, cont.end_reason) == (False, "gave_up"), cont.error
+        ep = pr.replay_task(task, _Echo(text))
+        rec = sde_record(ep, task)
+        assert ep.end_reason is EndReason.GAVE_UP and ep.success is False
+        assert rec.script["S5"] == 1.0  # a valid DAG ...
+        assert rec.script["E5"] == 0.0  # ... that recovers nothing
+
+
+def test_words_alone_do_not_make_a_finished_plan_a_give_up():
+    # a thought that mentions failure but a plan that still runs every call is no give-up
+    good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")
+    inst = next(i for i in good if i.id == 1)
+    fixed = json.loads(inst.plan_text)
+    for t in fixed["tasks"]:
+        if t["id"] == "3":
+            t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
+    text = "<thought>node 3 cannot be completed as written: rename its parameter</thought>\n"
+    cont = pr.continue_plan(pr.start_from_instance(inst), text + json.dumps(fixed))
+    assert cont.success and cont.end_reason == "answered"
