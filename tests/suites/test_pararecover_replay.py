@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import re
 
 import pytest
 
-from replan.samples import PARARECOVER_SAMPLE
-
 from replan.core.plan import Plan, PlanNode
 from replan.core.tools import ToolSpec
+from replan.samples import PARARECOVER_SAMPLE
 from replan.suites import load_suite
 from replan.suites import pararecover as pr
 
@@ -238,7 +237,7 @@ def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
 
 
 # --- execution and verdict agree (issue 12, item 3) -----------------------------------------
-_QUOTED = __import__("re").compile(r"['\"“‘]([^'\"“”‘’]{2,80})['\"”’]")
+_QUOTED = re.compile(r"['\"“‘]([^'\"“”‘’]{2,80})['\"”’]")
 
 
 def _values(value):
