@@ -134,3 +134,77 @@ def test_compare_pairs_by_task_and_seed() -> None:
     assert r["success"]["p_value"] == pytest.approx(2 / 64)  # exact: 2·(1/2)^6
     assert r["clean"]["a_only"] == 6
     assert r["prefix.auc"]["difference"] == pytest.approx(1 - 1 / 2)
+
+
+# --- one rule for infrastructure failures, in `replan run` and `replan score` (issue 12) ------
+class _Replanner:
+    """Replies with a fixed text, or raises (an endpoint that is down)."""
+
+    model_name = "stub"
+
+    def __init__(self, text: str | None):
+        self.text = text
+
+    def invoke(self, messages):
+        from langchain_core.messages import AIMessage
+
+        if self.text is None:
+            raise ConnectionError("endpoint down")
+        return AIMessage(content=self.text)
+
+
+def _pararecover_runs() -> tuple[list, list]:
+    from replan.samples import PARARECOVER_SAMPLE
+    from replan.suites import pararecover as pr
+
+    tasks = pr.load_tasks(PARARECOVER_SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")[:6]
+    eps = []
+    for i, t in enumerate(tasks):
+        # every third replanner call fails for the infrastructure; the others hand the
+        # instance's plan back unchanged (some complete, some fail on the labelled error)
+        model = _Replanner(None if i % 3 == 2 else t.metadata["plan"])
+        eps.append(pr.replay_task(t, model, design="replanner_loop"))
+    return eps, tasks
+
+
+def test_run_summary_and_score_agree_on_the_same_episodes(tmp_path):
+    """The run summary (``replan run``, via the report's units) and ``replan score`` read the
+    same stored episodes with one rule: infrastructure failures count as failed runs in the
+    success rate and are left out of E5, TER and the invalid-DAG rate."""
+    from replan.core.trace import EndReason
+    from replan.evaluators import score_one
+    from replan.runner.store import ResultsStore
+    from replan.runner.summary import summarize
+
+    eps, tasks = _pararecover_runs()
+    failed = [e for e in eps if e.end_reason is EndReason.MODEL_ERROR]
+    ran = [e for e in eps if e.end_reason is not EndReason.MODEL_ERROR]
+    assert len(failed) == 2 and len(ran) == 4
+    out = tmp_path / "run"
+    with ResultsStore(out) as store:
+        store.ensure_experiment("x", {})
+        store.save_tasks(tasks)
+        for e in eps:
+            store.save_episode("x", e, [])
+    row = summarize(out)["replanner_loop"]
+    ep_file, task_file = tmp_path / "episodes.jsonl", tmp_path / "tasks.jsonl"
+    ep_file.write_text("".join(e.to_json() + "\n" for e in eps), encoding="utf-8")
+    task_file.write_text("".join(t.model_dump_json() + "\n" for t in tasks), encoding="utf-8")
+    res = CliRunner().invoke(
+        app, ["score", str(ep_file), "--tasks", str(task_file), "--json"], catch_exceptions=False
+    )
+    assert res.exit_code == 0, res.output
+    scored = json.loads(res.stdout)
+    # the same numbers through both paths
+    assert row["E5"]["value"] == pytest.approx(scored["sde.E5"]["value"])
+    assert row["TER"]["value"] == pytest.approx(scored["prefix.ter"]["value"])
+    assert row["TSR"]["value"] == pytest.approx(scored["toolmaze.tsr"]["value"])
+    assert row["failures"] == scored["failures"] == 2
+    # worked out from the per-run records of the runs that reached a verdict, by hand
+    per_run = [score_one(e, t) for e, t in zip(eps, tasks, strict=True) if e in ran]
+    e5 = [s.sde.script["E5"] for s in per_run]
+    assert scored["sde.E5"]["value"] == pytest.approx(sum(e5) / len(e5))
+    successes = sum(bool(e.success) for e in ran)
+    assert scored["sde.pass@1"]["value"] == pytest.approx(successes / 6)  # failures fail
+    assert scored["sde.invalid_dag_rate"]["value"] == 0.0  # a crash is not an invalid DAG
+    assert scored["sde.invalid_dag_rate"]["n"] == 4

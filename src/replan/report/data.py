@@ -8,7 +8,8 @@ Decisions:
   crash, timeout) did not run to a verdict of the agent's own. They are *counted separately*, and
   in the headline success rate (TSR) they count as failed runs, so a flaky endpoint lowers the
   score instead of vanishing from it. They are left out of the process metrics (prefix,
-  recovery, E5), where a crashed run with no calls would otherwise count as a clean run.
+  recovery, E5), where a crashed run with no calls would otherwise count as a clean run. The
+  rule lives in :func:`replan.evaluators.score_records`, which ``replan score`` uses too.
 - **PRR** and **RC** in the summary row pool the perturbed modes P1–P4: PRR = recovered exposed
   runs / exposed runs (Wilson), RC = mean of pert·C_rec over P1–P4 runs where defined (bootstrap).
   Per-mode values are in the C × P cells and the per-mode table.
@@ -35,6 +36,7 @@ from replan.evaluators import (
     EpisodeScore,
     bootstrap_mean,
     compare,
+    is_failure,
     paired_bootstrap,
     score_one,
     score_records,
@@ -43,7 +45,7 @@ from replan.evaluators import (
 )
 from replan.evaluators.stats import N_BOOT
 from replan.evaluators.toolmaze import PERTURBED_MODES
-from replan.runner.store import FAILURE_END_REASONS, ResultsStore, episode_key
+from replan.runner.store import ResultsStore, episode_key
 
 ALPHA = 0.05
 #: fewest pairs on which a paired-bootstrap difference is called significant
@@ -65,11 +67,6 @@ def open_store(out_dir: str | Path) -> ResultsStore:
 def key_of(ep: Episode) -> str:
     """The store key of an episode (task, design, model, seed)."""
     return episode_key(ep.task_id, ep.design, ep.model, ep.seed)
-
-
-def is_failure(ep: Episode) -> bool:
-    """An episode that did not run to a verdict of the agent's own (counted separately)."""
-    return ep.end_reason.value in FAILURE_END_REASONS
 
 
 def _level_key(level: str) -> tuple:
@@ -172,11 +169,12 @@ def build_units(
     units: list[Unit] = []
     for design, model in sorted(parts):
         eps = parts[(design, model)]
-        scores = []
+        scores, every = [], []
         for e in eps:
+            s = score_one(e, task_of(e, tasks))
+            every.append(s)
             if is_failure(e):
                 continue
-            s = score_one(e, task_of(e, tasks))
             by_key[key_of(e)] = s
             scores.append(s)
         unit = Unit(
@@ -186,8 +184,8 @@ def build_units(
             scores=scores,
             failures=[e for e in eps if is_failure(e)],
         )
-        if scores:
-            unit.aggregate = score_records(scores, seed=seed, n_boot=n_boot)
+        if scores:  # failures too: score_records is the one place that accounts them
+            unit.aggregate = score_records(every, seed=seed, n_boot=n_boot)
         unit.row = summary_row(unit, seed=seed, n_boot=n_boot)
         units.append(unit)
     return units, by_key
