@@ -72,8 +72,12 @@ def langsmith_target(
     seed: int = 0,
     name: str = "agent",
     recursion_limit: int = 50,
+    trace_agent: bool = True,
 ) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """A ``langsmith.evaluate`` target: one episode of your agent under ``mode`` per example."""
+    """A ``langsmith.evaluate`` target: one episode of your agent under ``mode`` per example.
+
+    ``trace_agent=False`` keeps the agent's own runs out of LangSmith (``langsmith.evaluate``
+    traces its target's children even with ``upload_results=False``)."""
     base = [as_base_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
     names = tuple(t.name for t in base)
     use_async = any(async_only(t) for t in base)
@@ -93,7 +97,13 @@ def langsmith_target(
             )
         core = _core_task(task, mode, names, sched)
         job = _Job(name, agent_or_factory, task, core, mode, seed, sched)
-        ep = run_episode(job, base, use_async=use_async, recursion_limit=recursion_limit)
+        if trace_agent:
+            ep = run_episode(job, base, use_async=use_async, recursion_limit=recursion_limit)
+        else:
+            from langsmith import tracing_context
+
+            with tracing_context(enabled=False):
+                ep = run_episode(job, base, use_async=use_async, recursion_limit=recursion_limit)
         ep = ep.model_copy(
             update={"success": None}
         )  # judged by the evaluators (they see the reference)
@@ -179,9 +189,11 @@ def evaluate_in_langsmith(
     max_concurrency: int | None = 0,
     **target_options: Any,
 ) -> Any:
-    """``langsmith.evaluate`` of your agent under ``mode`` on ``data`` with replan's evaluators."""
+    """``langsmith.evaluate`` of your agent under ``mode`` on ``data`` with replan's evaluators
+    (the agent's own runs are traced only when results are uploaded)."""
     from langsmith import evaluate
 
+    target_options.setdefault("trace_agent", upload_results)
     return evaluate(
         langsmith_target(agent_or_factory, tools, mode=mode, groups=groups, **target_options),
         data=data,
