@@ -57,27 +57,31 @@ def test_summary_table_has_every_design_with_intervals(report: tuple[Path, str, 
     _, _, tree = report
     assert _units(tree) == ["dual_loop", "react"]
     react, dual = _row(tree, "react"), _row(tree, "dual_loop")
-    # react: 5 runs, 4 succeed (P1 seed 1 gives up); 4 clean (NP seed 1 misses a parameter);
-    # the one run with an invalid call succeeded; P1: 1 of 2 exposed runs recovered.
+    # react: 5 runs, 4 succeed (P1 seed 1 gives up); the prefix figures are on the 3 NP runs
+    # (the store mixes NP and P1): 2 clean (NP seed 1 misses a parameter), and that run with an
+    # invalid call succeeded; P1: 1 of 2 exposed runs recovered (one C x P cell, so the mean
+    # over the P1-P4 cells is that cell's rate, with a bootstrap interval).
     assert react["runs"] == "5"
     assert react["TSR"] == f"0.80 {_ci(4, 5)}"
-    assert react["TER"] == f"0.80 {_ci(4, 5)}"
+    assert react["TER"] == f"0.67 {_ci(2, 3)} NP runs only"
     assert react["RR"] == f"1.00 {_ci(1, 1)} eligible n = 1"
-    assert react["PRR"] == f"0.50 {_ci(1, 2)} exposed n = 2"
-    # RC over the two P1 runs: 1 - 3/4 (4 calls, c* = 3, success) and 1 (failed) -> 0.625
-    assert react["RC"].startswith("0.62 [") or react["RC"].startswith("0.63 [")
-    # AUC-PEC terms 1, 0, 1, 1, 1; mean calls (3 + 4 + 3 + 4 + 1) / 5
-    assert react["AUC-PEC"].startswith("0.80 [")
+    assert react["PRR"].startswith("0.50 [") and react["PRR"].endswith("exposed n = 2")
+    # RC over the two P1 runs (seed 002 eq. 3, c* per trajectory): s0 met the fault on its first
+    # call and then made the 3 calls a path needs (search again, quote, book): c = c* = 3, C_rec
+    # 0; s1 failed: C_rec 1 -> 0.5
+    assert react["RC"].startswith("0.50 [")
+    # AUC-PEC terms of the NP runs 1, 0, 1; mean calls (3 + 4 + 3 + 4 + 1) / 5
+    assert react["AUC-PEC"].startswith("0.67 [")
     assert react["calls"].startswith("3.0 [")
-    # E5 = S·min(1, 3/T): 1, 3/4, 1, 3/4, 0 -> 0.70
-    assert react["E5"].startswith("0.70 [") and react["E5"].endswith("n = 5")
+    # E5 is ParaRecover's: a store of ToolMaze runs does not show it as if ToolMaze defined it
+    assert "E5" not in react and "tool-use eff." not in react
     assert react["failures"] == "0"
     # dual_loop: the model error is counted apart, left out of the process metrics, and counts
     # as a failed run in the success rate (4 of 5)
     assert dual["runs"] == "4"
     assert dual["failures"].startswith("1") and "model_error: 1" in dual["failures"]
     assert dual["TSR"] == f"0.80 {_ci(4, 5)}"
-    assert dual["TER"] == f"1.00 {_ci(4, 4)}"
+    assert dual["TER"] == f"1.00 {_ci(2, 2)} NP runs only"
     assert dual["RR"] == "– eligible n = 0"
 
 

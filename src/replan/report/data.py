@@ -10,9 +10,13 @@ Decisions:
   score instead of vanishing from it. They are left out of the process metrics (prefix,
   recovery, E5), where a crashed run with no calls would otherwise count as a clean run. The
   rule lives in :func:`replan.evaluators.score_records`, which ``replan score`` uses too.
-- **PRR** and **RC** in the summary row pool the perturbed modes P1–P4: PRR = recovered exposed
-  runs / exposed runs (Wilson), RC = mean of pert·C_rec over P1–P4 runs where defined (bootstrap).
-  Per-mode values are in the C × P cells and the per-mode table.
+- **PRR** and **RC** in the summary row are seed 002's Table 2 "Avg" columns: each C × P cell's
+  PRR (recovered / exposed runs) and RC (mean pert·C_rec) averaged over the P1–P4 cells (macro,
+  bootstrap interval over the cells' runs). Per-cell values are in the C × P table.
+- **Prefix figures** (TER, zero-call share, AUC-PEC, RR) in the summary row are on the NP runs
+  when the unit mixes NP with perturbed modes (``prefix_scope``), on every run otherwise.
+- **E5 and tool-use efficiency** are ParaRecover's (tool-use efficiency with replan's own
+  formula): they are shown only for units that are not all ToolMaze runs.
 - **Paired tests** go through :func:`replan.evaluators.compare` (McNemar on success and clean
   runs, paired bootstrap on AUC-PEC terms, C_rec and E5). A rate difference gets its interval
   from a paired bootstrap over the same pairs (the McNemar counts fix the pairs' differences).
@@ -44,7 +48,6 @@ from replan.evaluators import (
     wilson,
 )
 from replan.evaluators.stats import N_BOOT
-from replan.evaluators.toolmaze import PERTURBED_MODES
 from replan.runner.store import ResultsStore, episode_key
 
 ALPHA = 0.05
@@ -102,21 +105,6 @@ class Unit:
         return [s.episode for s in self.scores]
 
 
-def pooled_recovery(
-    scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
-) -> dict[str, Any]:
-    """PRR and RC pooled over the runs of P1–P4 (see the module docstring)."""
-    recs = [s.recovery for s in scores if s.recovery.mode in PERTURBED_MODES]
-    exposed = [r for r in recs if r.exposed]
-    prr = wilson(sum(1 for r in exposed if r.recovered), len(exposed)).to_dict()
-    prr["exposed"] = len(exposed)
-    terms = [r.rc_term for r in recs]
-    defined = [t for t in terms if t is not None]
-    rc = bootstrap_mean(defined, key="report.rc", seed=seed, n_boot=n_boot).to_dict()
-    rc["rc_unknown"] = len(terms) - len(defined)
-    return {"prr": prr, "rc": rc}
-
-
 def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str, Any]:
     """The headline metrics of one unit, each an estimate dict (value, low, high, n, method)."""
     agg = unit.aggregate
@@ -130,24 +118,35 @@ def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str,
     }
     if not unit.scores:
         return row
-    pooled = pooled_recovery(unit.scores, seed=seed, n_boot=n_boot)
     successes = sum(bool(s.prefix.success) for s in unit.scores)
+    head = agg["prefix.headline"]
+    toolmaze = all(s.episode.suite == "toolmaze" for s in unit.scores)
     row.update(
         {
             "TSR": wilson(successes, len(unit.scores) + len(unit.failures)).to_dict(),
-            "PRR": pooled["prr"],
-            "RC": pooled["rc"],
+            # seed 002 Table 2's PRR / RC "Avg" columns: macro over the P1–P4 C × P cells
+            "PRR": agg.get("toolmaze.prr"),
+            "RC": agg.get("toolmaze.rc"),
             "Avg": agg.get("toolmaze.avg"),
-            "TER": agg["prefix.ter"],
-            "AUC-PEC": agg["prefix.auc_pec"],
-            "RR": agg["prefix.rr"],
-            "E5": agg.get("sde.E5"),
+            # prefix figures on NP when the runs mix NP with perturbed modes (see
+            # evaluators.prefix_headline); ``prefix_scope`` says which runs they cover
+            "prefix_scope": head["scope"],
+            "TER": head["prefix.ter"],
+            "0-call": head["prefix.zero_call"],
+            "AUC-PEC": head["prefix.auc_pec"],
+            "RR": head["prefix.rr"],
             "calls": bootstrap_mean(
                 [s.prefix.n for s in unit.scores], key="report.calls", seed=seed, n_boot=n_boot
             ).to_dict(),
             "pass^k": agg.get("pass^k"),
         }
     )
+    not_exposed = agg.get("toolmaze.not_exposed")
+    if not_exposed and not_exposed["n"]:  # perturbed runs whose fault was never reached
+        row["not exposed"] = not_exposed
+    if not toolmaze:  # ParaRecover metrics: ToolMaze defines neither
+        row["E5"] = agg.get("sde.E5")
+        row["tool-use eff."] = agg.get("sde.tool_use_efficiency")
     return row
 
 

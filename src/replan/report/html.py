@@ -100,26 +100,34 @@ def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
 # -- sections ----------------------------------------------------------------------------------
 SUMMARY_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("TSR", "task success rate", 2),
-    ("PRR", "perturbation recovery rate, P1–P4 pooled (exposed runs)", 2),
-    ("RC", "recovery cost, P1–P4 pooled (lower is better)", 2),
-    ("Avg", "ToolMaze composite", 2),
-    ("TER", "clean-run rate (no invalid call)", 2),
-    ("AUC-PEC", "area under the PEC curve", 2),
-    ("RR", "success among runs with an invalid call (eligible runs)", 2),
+    ("PRR", "perturbation recovery rate (exposed runs), mean over the P1–P4 C × P cells", 2),
+    ("RC", "recovery cost, mean over the P1–P4 C × P cells (lower is better)", 2),
+    ("Avg", "ToolMaze composite, over the C × P cells", 2),
+    ("not exposed", "perturbed runs whose fault was never reached (no PRR, no cost)", 0),
+    ("TER", "clean-run rate (no invalid call); on NP runs when the runs mix NP and P1–P4", 2),
+    ("0-call", "share of runs with no tool call (clean by definition: no evidence)", 2),
+    ("AUC-PEC", "area under the PEC curve (same runs as TER)", 2),
+    ("RR", "success among runs with an invalid call (eligible runs; same runs as TER)", 2),
     ("E5", "ParaRecover E5 (round efficiency)", 2),
+    ("tool-use eff.", "tool-use efficiency, replan's own formula S·min(1, gt/actual calls)", 2),
     ("calls", "mean tool calls per run", 1),
 )
+#: columns shown only when some unit has them (ParaRecover's metrics are not ToolMaze's)
+OPTIONAL_COLUMNS = frozenset({"E5", "tool-use eff.", "not exposed"})
 
 
 def summary_section(data: ReportData) -> str:
-    head = "".join(
-        f'<th title="{esc(title)}">{esc(name)}</th>' for name, title, _ in SUMMARY_COLUMNS
-    )
+    columns = [
+        c
+        for c in SUMMARY_COLUMNS
+        if c[0] not in OPTIONAL_COLUMNS or any(u.row.get(c[0]) for u in data.units)
+    ]
+    head = "".join(f'<th title="{esc(title)}">{esc(name)}</th>' for name, title, _ in columns)
     rows = []
     for u in data.units:
         r = u.row
         cells = []
-        for name, _, digits in SUMMARY_COLUMNS:
+        for name, _, digits in columns:
             est = r.get(name)
             note = ""
             if name == "RR" and est:
@@ -128,6 +136,10 @@ def summary_section(data: ReportData) -> str:
                 note = f"exposed n = {est.get('exposed', 0)}"
             elif name in ("E5", "RC") and est and est.get("value") is not None:
                 note = f"n = {est.get('n')}"
+            elif name == "not exposed" and est:
+                note = f"of {est.get('n', 0)} perturbed runs"
+            if name == "TER" and r.get("prefix_scope") == "NP":
+                note = "NP runs only"
             cells.append(_cell(est, name, digits, note))
         reasons = ", ".join(f"{k}: {v}" for k, v in r["failure_reasons"].items())
         rows.append(
@@ -369,7 +381,13 @@ def _episode_block(ep: Episode, score: EpisodeScore | None, show_model: bool) ->
         outcome = "success" if score.prefix.success else "no success"
         cls = "ok" if score.prefix.success else "fail"
     fed = None if score is None else score.prefix.fed
-    fed_text = "" if score is None else ("clean" if fed is None else f"FED {fed}")
+    fed_text = (
+        ""
+        if score is None
+        else "no tool call"
+        if not ep.steps
+        else ("clean" if fed is None else f"FED {fed}")
+    )
     who = ep.design + (f" · {ep.model}" if show_model else "")
     summary = (
         f"{esc(who)} · seed {ep.seed} — {esc(outcome)} — {esc(ep.end_reason.value)} — "
@@ -377,6 +395,8 @@ def _episode_block(ep: Episode, score: EpisodeScore | None, show_model: bool) ->
     )
     if score is not None and score.recovery.exposed:
         summary += f" — fault {'recovered' if score.recovery.recovered else 'not recovered'}"
+    elif score is not None and score.recovery.mode in ("P1", "P2", "P3", "P4"):
+        summary += " — fault not exposed"
     rows = "".join(_step_row(s, fed, i) for i, s in enumerate(ep.steps, start=1))
     steps = (
         '<table class="steps"><tr><th>#</th><th>round</th><th>node</th><th class="l">tool</th>'

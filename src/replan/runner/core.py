@@ -117,13 +117,57 @@ def suite_options(cfg: RunConfig) -> dict[str, Any]:
     base tasks of a level are the same whatever the total), so a subset asks for k per level."""
     opts = dict(cfg.suite_options)
     if cfg.suite == "toolmaze" and "per_level" not in opts:
-        wanted = cfg.limit if cfg.limit is not None else cfg.per_cell
+        levels = [f.upper() for f in cfg.filter if f.upper().startswith("C")]
+        modes = [f.upper() for f in cfg.filter if f.upper().startswith(("P", "NP"))]
+        if cfg.limit is not None:  # --limit spreads over the cells: ceil(N / cells) per cell
+            cells = (len(levels) or 4) * (len(modes) or 5)
+            wanted = -(-cfg.limit // cells)
+        else:
+            wanted = cfg.per_cell
         if wanted:
             opts["per_level"] = min(100, wanted)
-        levels = [f.upper() for f in cfg.filter if f.upper().startswith("C")]
         if levels:
             opts.setdefault("levels", levels)
     return opts
+
+
+def round_robin_cells(tasks: Sequence[Task], limit: int) -> list[Task]:
+    """At most ``limit`` tasks taken one per (level, mode) cell in turn, so that every cell is
+    represented (ToolMaze's figures average over the C × P cells); order within a cell kept."""
+    cells: dict[tuple[str, str], list[Task]] = {}
+    for t in tasks:
+        cells.setdefault((t.level or "-", t.mode or "NP"), []).append(t)
+    queues = [cells[k] for k in sorted(cells)]
+    out: list[Task] = []
+    depth = 0
+    while len(out) < limit and any(depth < len(q) for q in queues):
+        for q in queues:
+            if depth < len(q) and len(out) < limit:
+                out.append(q[depth])
+        depth += 1
+    return out
+
+
+def cells_covered(tasks: Sequence[Task]) -> dict[str, int]:
+    """``{"C1/NP": 2, ...}``: how many of ``tasks`` fall in each level × mode cell."""
+    out: dict[str, int] = {}
+    for t in tasks:
+        key = f"{t.level or '-'}/{t.mode or 'NP'}"
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def suite_source(cfg: RunConfig) -> str:
+    """What a suite's tasks are read from, beyond the config: each data file's path, size and
+    modification time (``""`` for generated suites, which the config determines)."""
+    path = cfg.suite_options.get("path")
+    if not path:
+        return ""
+    p = Path(path)
+    files = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+    return json.dumps(
+        [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.exists()]
+    )
 
 
 def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
@@ -141,7 +185,7 @@ def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
             cells.setdefault((t.level, t.mode), []).append(t)
         out = [t for cell in sorted(cells, key=str) for t in cells[cell][: cfg.per_cell]]
     if cfg.limit is not None:
-        out = out[: cfg.limit]
+        out = round_robin_cells(out, cfg.limit)
     return out
 
 

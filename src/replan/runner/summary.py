@@ -7,8 +7,38 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-#: (column title, key of the report's summary row) of the terminal table
-HEADLINE: tuple[str, ...] = ("TSR", "PRR", "RC", "TER", "AUC-PEC", "RR", "E5", "calls")
+#: columns of the terminal table, always shown (keys of the report's summary row); the share
+#: of zero-call runs stands beside TER, which counts such runs as clean
+HEADLINE: tuple[str, ...] = ("TSR", "PRR", "RC", "TER", "0-call", "AUC-PEC", "RR", "calls")
+#: columns shown only when some row has them: ToolMaze's composite and unexposed runs;
+#: ParaRecover's E5 and replan's own tool-use efficiency (never on an all-ToolMaze run)
+OPTIONAL_HEADLINE: tuple[str, ...] = ("Avg", "not exposed", "E5", "tool-use eff.")
+
+
+def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
+    """What the columns cover, in words (printed under the table): which runs the prefix
+    figures are on, how PRR/RC average, and whose formula a metric is."""
+    rows = list(summary.values())
+    out = []
+    if any(r.get("PRR") for r in rows):
+        out.append(
+            "PRR, RC, Avg: ToolMaze (seed 002 §3.5, §4.2), each C × P cell first, then the mean "
+            "over the P1–P4 cells (Avg: (TSR + PRR + 1 − RC) / 3 over the cells)."
+        )
+    if any(r.get("prefix_scope") == "NP" for r in rows):
+        out.append(
+            "TER, 0-call, AUC-PEC, RR: NP runs only (under P1–P4 a call that carried an injected "
+            "corrupted value would count as the agent's invalid call); per mode in the report."
+        )
+    out.append("0-call: share of runs with no tool call (clean in TER by definition, no evidence).")
+    if any(r.get("not exposed") for r in rows):
+        out.append("not exposed: perturbed runs that never reached the fault (no PRR, no cost).")
+    if any("tool-use eff." in r for r in rows):
+        out.append(
+            "tool-use eff.: replan's own formula S·min(1, gt calls / actual calls) (seed 001 "
+            "names the metric but does not define it)."
+        )
+    return out
 
 
 def summarize(out_dir: str | Path) -> dict[str, dict[str, Any]]:
