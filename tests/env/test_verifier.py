@@ -187,3 +187,129 @@ def test_audit_detects_parameter_errors_on_the_sample(sample_files):
                 det += row["detected"]
     assert total == 85
     assert n >= 50 and det / n >= 0.8
+
+
+# --- real ParaRecover plans: free-text outputs, references in words (issue 12) ---------------
+def _pr_tools():
+    from replan.core.tools import ToolSpec
+
+    return ToolSpec.from_pararecover(
+        [
+            {"name": "measure", "parameters": {"liquid": {"type": "string"}}, "required": []},
+            {"name": "analyze", "parameters": {"sample": {"type": "object"}}, "required": []},
+            {"name": "sanitize", "parameters": {"items": {"type": "array"}}, "required": []},
+            {"name": "set_temp", "parameters": {"degrees": {"type": "number"}}, "required": []},
+            {"name": "list_ids", "parameters": {}, "required": []},
+            {"name": "show", "parameters": {"id": {"type": "string"}}, "required": []},
+        ]
+    )
+
+
+def _pr_plan(*tasks, response_dep=None):
+    nodes = [{"id": "root", "dep": [], "status": True}, *tasks]
+    nodes.append({"id": "response", "dep": response_dep or [tasks[-1]["id"]]})
+    p = Plan.parse(json.dumps({"tasks": nodes}))
+    assert isinstance(p, Plan), p
+    return p
+
+
+def _types_at(p, node, **kw):
+    return {f.error_type for f in verify(p, _pr_tools(), **kw) if f.node == node}
+
+
+def test_serial_on_free_text_outputs_needs_a_call_tied_to_nothing():
+    m = {"id": "1", "name": "measure", "para": {"liquid": "water"}, "dep": ["root"]}
+    # the same entity passed along: data may have been copied from 1's free-text result
+    a = {"id": "2", "name": "analyze", "para": {"sample": {"liquid": "water"}}, "dep": ["1"]}
+    assert ErrorType.SERIAL_ERROR not in _types_at(_pr_plan(m, a), "2")
+    # a reference in words, by id or by the producing tool's name
+    for words in ("1.output", "output of measure", "task1 result"):
+        w = dict(a, para={"sample": words})
+        assert ErrorType.SERIAL_ERROR not in _types_at(_pr_plan(m, w), "2"), words
+    # a value the recorded result holds
+    t = {"id": "2", "name": "set_temp", "para": {"degrees": 68}, "dep": ["1"]}
+    got = _types_at(_pr_plan(m, t), "2", outputs={"1": "measured 68 ml of water"})
+    assert ErrorType.SERIAL_ERROR not in got
+    # a call that takes nothing from what it waits for and holds no value found elsewhere
+    assert ErrorType.SERIAL_ERROR in _types_at(_pr_plan(m, t), "2")
+    # a producer with no arguments exists for its output: waiting for it carries data
+    ids = {"id": "1", "name": "list_ids", "para": {}, "dep": ["root"]}
+    show = {"id": "2", "name": "show", "para": {"id": "A-7"}, "dep": ["1"]}
+    assert ErrorType.SERIAL_ERROR not in _types_at(_pr_plan(ids, show), "2")
+
+
+def test_reference_tokens_words_and_schema_stubs():
+    m = {"id": "1", "name": "measure", "para": {"liquid": "water"}, "dep": ["root"]}
+    # the augmented file's reference token stands for the output: no type claim
+    tok = {"id": "2", "name": "analyze", "para": {"sample": "output_of_task1"}, "dep": ["1"]}
+    assert ErrorType.TYPE_ERROR not in _types_at(_pr_plan(m, tok), "2")
+    # a description in words where an object is needed is text: a type error
+    words = dict(tok, para={"sample": "task1 result"})
+    assert ErrorType.TYPE_ERROR in _types_at(_pr_plan(m, words), "2")
+    # a schema copied where a value belongs
+    stub = dict(tok, para={"sample": {"type": "object", "description": "the sample of task 1"}})
+    assert ErrorType.PARAMETER_INVALID in _types_at(_pr_plan(m, stub), "2")
+
+
+def test_statuses_repeats_and_calls_the_response_never_waits_for():
+    m = {"id": "1", "name": "measure", "para": {"liquid": "water"}, "dep": ["root"]}
+    a = {"id": "2", "name": "analyze", "para": {"sample": "task1 result"}, "dep": ["1"]}
+    # 2 has run but 1 (its dependency) has not: they ran in parallel
+    p = _pr_plan(m, dict(a, status=True))
+    assert ErrorType.PARALLELISM_ERROR in _types_at(p, "2")
+    # a pending call identical to one that already ran
+    again = dict(m, id="3", dep=["1"])
+    p = _pr_plan(dict(m, status=True), again)
+    assert ErrorType.TOOLCALL_REDUNDANCY in _types_at(p, "3")
+    # the response waits only for 1: 2's result never reaches the answer
+    p = _pr_plan(m, a, response_dep=["1"])
+    assert ErrorType.DEPENDENCE_NULL in _types_at(p, "response")
+    assert ErrorType.DEPENDENCE_NULL not in _types_at(_pr_plan(m, a), "response")
+
+
+def test_python_literal_tool_lists_are_read(tmp_path):
+    from replan.suites.pararecover import load_instances
+
+    line = {
+        "id": 1,
+        "query": "q",
+        "tool_list": "[{'name': 'measure', 'parameters': {'liquid': {'type': 'string'}}, "
+        "'required': ['liquid']}]",
+        "plan": json.dumps({"tasks": [{"id": "root", "dep": []}, {"id": "response", "dep": []}]}),
+        "fun_call": "[{'name': 'measure', 'arguments': {'liquid': 'water'}, 'results': None}]",
+    }
+    f = tmp_path / "x.jsonl"
+    f.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    good, bad = load_instances(f)
+    assert bad == [] and [t.name for t in good[0].tools] == ["measure"]
+    assert good[0].fun_call[0].arguments == {"liquid": "water"}
+    f.write_text(json.dumps({**line, "tool_list": "[{'name': __import__('os')}]"}) + "\n")
+    good, bad = load_instances(f)  # a literal only: code is never evaluated
+    assert good == [] and "tool_list" in bad[0].message
+
+
+def test_audit_meets_the_targets_on_the_whole_sample(sample_files):
+    from replan.suites.audit import MIN_TAGGED, STATIC_TYPES, audit_file, merge_reports
+
+    pooled = merge_reports([audit_file(p) for p in sample_files])
+    assert pooled["instances"] == 85
+    for name, row in pooled["by_type"].items():
+        assert row["false_alarm_rate"] is None or row["false_alarm_rate"] <= 0.20, (name, row)
+    for et in STATIC_TYPES:
+        row = pooled["by_type"][et.value]
+        if row["tagged"] >= MIN_TAGGED:  # fewer tagged instances: too few to claim a rate
+            assert row["detection"] >= 0.70, (et.value, row)
+
+
+def test_audit_cli_prints_the_type_table_and_what_it_does_not_decide(sample_files):
+    from typer.testing import CliRunner
+
+    from replan.cli import app
+
+    res = CliRunner().invoke(app, ["audit", "pararecover", *map(str, sample_files)])
+    assert res.exit_code == 0, res.output
+    assert "false alarms" in res.output and "all 3 files: 85 instances" in res.output
+    assert "Not decided statically" in res.output and "Toolcall_Missing" in res.output
+    res = CliRunner().invoke(app, ["audit", "pararecover", str(sample_files[0]), "--json"])
+    rep = json.loads(res.stdout)
+    assert rep["by_type"]["Type_Error"]["tagged"] == 18 and rep["not_static"]
