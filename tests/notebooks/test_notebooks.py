@@ -25,6 +25,7 @@ NAMES = [
     "02_evaluate_your_agent.ipynb",
     "03_pararecover.ipynb",
     "04_langsmith.ipynb",
+    "05_your_tools.ipynb",
 ]
 SAMPLE = PARARECOVER_SAMPLE
 KERNEL = "replan-test-python"
@@ -104,6 +105,7 @@ def test_notebook_runs_offline(
         "02_evaluate_your_agent.ipynb": ["my_agent", "pairs", "success rate"],
         "03_pararecover.ipynb": ["instances", "sde.pass@1", "sde.E5"],
         "04_langsmith.ipynb": ["runs evaluated", "prefix.ter", "95% CI"],
+        "05_your_tools.ipynb": ["P1 PRR with_retry", "McNemar", "tool-error rate", "report:"],
     }[name]
     for needle in expect:
         assert needle in text, f"{name}: {needle!r} missing from the outputs"

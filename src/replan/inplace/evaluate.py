@@ -357,6 +357,7 @@ class InPlaceResults:
     episodes: list[Episode]
     tables: dict[str, dict[str, dict[str, Any]]]
     notes: dict[str, str] = field(default_factory=dict)
+    scores: dict[str, Any] = field(default_factory=dict, repr=False)  # episode id -> EpisodeScore
 
     # -- lookups -----------------------------------------------------------------------------
     def _design(self, design: str | None) -> str:
@@ -398,6 +399,42 @@ class InPlaceResults:
         d = self._design(design)
         eps = self._episodes(d, self._modes(d, mode, perturbed=False))
         return _est(wilson(sum(bool(e.success) for e in eps), len(eps)))
+
+    def compare(
+        self, a: str, b: str, mode: str = "P1", *, seed: int = 0, n_boot: int = N_BOOT
+    ) -> dict[str, Any]:
+        """Agent ``a`` vs ``b`` under ``mode`` on the same (task, seed) runs: McNemar and a
+        paired-bootstrap interval of the difference in recovery (runs exposed in both) and in
+        success (all pairs)."""
+
+        def index(design: str) -> dict[tuple[Any, int], Any]:
+            return {
+                (e.metadata.get("base_id"), e.seed): self.scores[e.episode_id]
+                for e in self._episodes(self._design(design), [mode])
+                if e.episode_id in self.scores
+            }
+
+        ia, ib = index(a), index(b)
+        keys = sorted(set(ia) & set(ib), key=str)
+        out: dict[str, Any] = {"pairs": len(keys)}
+        for what, get, keep in (
+            ("recovered", lambda s: bool(s.recovery.recovered), lambda s: s.recovery.exposed),
+            ("success", lambda s: bool(s.episode.success), lambda s: True),
+        ):
+            ks = [k for k in keys if keep(ia[k]) and keep(ib[k])]
+            xa = [get(ia[k]) for k in ks]
+            xb = [get(ib[k]) for k in ks]
+            out[what] = {
+                "mcnemar": mcnemar(xa, xb),
+                "difference": paired_bootstrap(
+                    [float(x) for x in xa],
+                    [float(x) for x in xb],
+                    key=f"inplace.compare.{what}",
+                    seed=seed,
+                    n_boot=n_boot,
+                ),
+            }
+        return out
 
     # -- assertions ------------------------------------------------------------------------------
     def _check(self, what: str, est: Mapping[str, Any], op: str, value: float, where: str) -> None:
@@ -674,7 +711,8 @@ def evaluate_in_place(
     tables = {
         d: mode_table(scores, seed=seed, n_boot=n_boot) for d, scores in sorted(by_design.items())
     }
-    results = InPlaceResults(out_dir, exp, episodes, tables, notes)
+    all_scores = {s.episode.episode_id: s for ss in by_design.values() for s in ss}
+    results = InPlaceResults(out_dir, exp, episodes, tables, notes, all_scores)
     if show:
         print(results.table())
         for note in notes.values():
