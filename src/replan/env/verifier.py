@@ -1,16 +1,31 @@
 """Static plan verification: the checks a planner can act on before anything runs.
 
 Used by the Dual-Loop design (its verifier node) and by the prefix scorer and the ParaRecover
-audit. For every call node: the tool exists; argument names and values fit the schema;
-references point at an existing node that is an ancestor (otherwise a missing dependency, or a
-parallelism error when both nodes would run in the same wave), at a field the producer's output
-schema declares, with a type that fits; preconditions hold when the plan's effects are simulated
-in topological order. Plan-level: a dependency that carries no data (a Serial_Error candidate),
-a dependency on the wrong node, and duplicate pending calls.
+audit. For every call node: the tool exists; argument names and values fit the schema (a schema
+description copied where a value belongs is an invalid value); references point at an existing
+node that is an ancestor (otherwise a missing dependency, or a parallelism error when both nodes
+would run in the same wave), at a field the producer's output schema declares, with a type that
+fits; preconditions hold when the plan's effects are simulated in topological order. Plan-level:
+a dependency that carries no data (a Serial_Error candidate), a dependency on the wrong node, a
+node marked done whose dependency has not run (it ran in parallel with it), a pending call that
+repeats a pending or an already-run call, and a pending call the response never waits for.
 
 Real plans often refer to earlier results in words (``"task3 result"``, ``"1的结果"``,
-``"output_of_task2"``); :func:`textual_references` reads those so that a missing or wrong
-dependency can be told apart from a correct one.
+``"2.output"``, ``"output of find_water_source"``); :func:`textual_references` reads those so
+that a missing or wrong dependency can be told apart from a correct one. A reference in words is
+text: where a parameter needs an object, array or number it is a type error. The augmented
+file's reference tokens (``output_of_task2``, ``task2_output``), which its tool agent resolves,
+stand for the output itself (:func:`reference_token`).
+
+*Data flow without references.* When a producer's tool declares its output fields (the ToolMaze
+corpus), data flows only through ``${node.field}`` references, so a dependency no reference uses
+carries no data. When it declares none (ParaRecover tool lists: free-text results), plans copy
+what they need from a result into literal values, which the plan cannot show. There a
+dependency is a Serial_Error candidate only when the call takes nothing from any such
+dependency (no reference, in words or in its description; no value the producer was given or
+its recorded result holds; the producer takes arguments) and holds no value that any other call
+of the plan also holds (a shared value is an entity passed through the plan, maybe from
+upstream). This is a decision, measured on the shipped sample by ``replan audit``.
 """
 
 from __future__ import annotations
@@ -136,7 +151,6 @@ def verify(
     world: World | None = None,
     *,
     outputs: Mapping[str, Any] | None = None,
-    query: str | None = None,
 ) -> list[Finding]:
     """Findings for ``plan`` against ``tools``; an empty list means the plan verifies clean.
 
