@@ -110,36 +110,55 @@ def quote_task(task_id: str = "hand-quote") -> Task:
     )
 
 
+PARALLEL_QUERY = (
+    "Two searches, then a quote for each: (1) search one-way flights between two airports on a "
+    "date; (2) find places to stay at a destination; recommends the best price; (3) price a "
+    "flight offer for a number of "
+    "passengers and hold it as a quote; (4) price a stay at a hotel and hold the rate as a "
+    "quote. The details: IATA code of the departure airport: LIS; IATA code of the arrival "
+    "airport: KIX; departure date / check-in date / arrival date: 2026-12-03; destination "
+    "city: Osaka; number of nights: 2; number of passengers: 2."
+)
+
+
 def parallel_task(task_id: str = "hand-par") -> Task:
-    """Two independent searches, then one quote each: 4 calls in 2 waves."""
+    """A flight search and a hotel search, then one quote each: 4 calls in 2 waves.
+
+    The query describes each step in the words of its tool's description and states every
+    value under its parameter's label, as the ToolMaze queries do, so a reader can plan it.
+    """
     tasks = [
-        _root("quote two flights"),
+        _root(PARALLEL_QUERY),
         {
             "id": "1",
             "name": "search_flights",
             "para": {"origin": "LIS", "destination": "KIX", "date": "2026-12-03"},
-            "desc": "outbound",
+            "desc": "flight search",
             "dep": ["root"],
         },
         {
             "id": "2",
-            "name": "search_flights",
-            "para": {"origin": "KIX", "destination": "LIS", "date": "2026-12-10"},
-            "desc": "return",
+            "name": "find_accommodation",
+            "para": {"destination": "Osaka", "arrival_date": "2026-12-03", "stay_nights": 2},
+            "desc": "hotel search",
             "dep": ["root"],
         },
         {
             "id": "3",
             "name": "quote_flight",
             "para": {"flight_id": "${1.cheapest_flight_id}", "passengers": 2},
-            "desc": "quote outbound",
+            "desc": "quote the flight",
             "dep": ["1"],
         },
         {
             "id": "4",
-            "name": "quote_flight",
-            "para": {"flight_id": "${2.cheapest_flight_id}", "passengers": 2},
-            "desc": "quote return",
+            "name": "quote_hotel_stay",
+            "para": {
+                "hotel_id": "${2.recommended.property_id}",
+                "check_in": "2026-12-03",
+                "nights": 2,
+            },
+            "desc": "quote the stay",
             "dep": ["2"],
         },
         {"id": "response", "desc": "answer", "dep": ["3", "4"]},
@@ -147,11 +166,8 @@ def parallel_task(task_id: str = "hand-par") -> Task:
     return Task(
         task_id=task_id,
         suite="hand",
-        query=(
-            "Quote the cheapest flights LIS to KIX on 2026-12-03 and KIX to LIS on 2026-12-10 "
-            "for two passengers."
-        ),
-        tools=TRAVEL_TOOLS,
+        query=PARALLEL_QUERY,
+        tools=[*TRAVEL_TOOLS, "find_accommodation", "quote_hotel_stay"],
         gold_plan={"tasks": tasks},
         min_calls=4,
     )

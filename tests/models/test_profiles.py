@@ -6,7 +6,17 @@ import pytest
 
 from replan.core.taxonomy import ErrorType
 from replan.models import make_model
-from replan.models.profiles import PROFILES, STATIC_ERROR_TYPES, load_profile
+from replan.models.profiles import (
+    PROFILES,
+    SIMULATED_CAVEAT,
+    STATIC_ERROR_TYPES,
+    assumptions_line,
+    context_assumptions,
+    load_profile,
+    model_notes,
+    override,
+    spec_with_overrides,
+)
 
 from .conftest import booking_task
 
@@ -15,9 +25,54 @@ def test_named_profiles_are_ordered_by_competence() -> None:
     nov, comp, exp = PROFILES["novice"], PROFILES["competent"], PROFILES["expert"]
     for et in STATIC_ERROR_TYPES:
         assert nov.rate(et) > comp.rate(et) > exp.rate(et) > 0, et
-    for field in ("notice_explicit", "notice_implicit", "verifier_uptake", "fix_invalid_call"):
+    for field in ("notice_explicit", "notice_implicit", "fix_invalid_call"):
         assert getattr(nov, field) < getattr(comp, field) < getattr(exp, field), field
+    assert nov.uptake() < comp.uptake() < exp.uptake()
     assert nov.on_fault.press_on > comp.on_fault.press_on > exp.on_fault.press_on
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_built_in_profiles_keep_every_context_knob_neutral(name: str) -> None:
+    prof = PROFILES[name]
+    assert context_assumptions(prof) == {}
+    assert assumptions_line(prof) is None
+    assert prof.guided_error_factor is None and prof.replan_rewrite == 0.0
+    assert prof.malformed_plan == 0.0
+    # acting on a verifier finding is the decision of fixing a call from an error message
+    assert prof.uptake() == prof.fix_invalid_call
+
+
+def test_a_non_neutral_knob_is_named_wherever_the_model_is() -> None:
+    prof = override(PROFILES["competent"], ["verifier_uptake=1.0", "on_fault.retry=0"])
+    assert prof.name == "competent[verifier_uptake=1.0,on_fault.retry=0]"
+    assert prof.verifier_uptake == 1.0 and prof.on_fault.retry == 0
+    assert context_assumptions(prof) == {"verifier_uptake": 1.0}
+    spec = spec_with_overrides("simulated:competent", ["verifier_uptake=1.0"])
+    assert spec == "simulated:competent[verifier_uptake=1.0]"
+    model = make_model(spec, task=booking_task())
+    assert model.model_name == spec and model.profile.verifier_uptake == 1.0
+    notes = model_notes([spec, "openai:gpt-4o-mini"])
+    assert notes[0] == SIMULATED_CAVEAT
+    assert notes[1].endswith("verifier_uptake=1.0")
+    assert model_notes(["simulated:competent"]) == [SIMULATED_CAVEAT]
+    assert model_notes(["openai:gpt-4o-mini", "local:smollm2"]) == []
+    scaled = override(PROFILES["competent"], ["error_scale=0"])
+    assert all(r == 0 for r in scaled.error_rates.values())
+
+
+@pytest.mark.parametrize(
+    ("spec", "sets", "needle"),
+    [
+        ("simulated:competent", ["colour=blue"], "colour"),
+        ("simulated:competent", ["verifier_uptake"], "KEY=VALUE"),
+        ("simulated:competent", ["verifier_uptake=2"], "verifier_uptake"),
+        ("simulated:competent", ["on_fault.hope=1"], "hope"),
+        ("openai:gpt-4o-mini", ["verifier_uptake=1"], "simulated"),
+    ],
+)
+def test_bad_profile_overrides_are_named(spec: str, sets: list[str], needle: str) -> None:
+    with pytest.raises(ValueError, match=needle):
+        spec_with_overrides(spec, sets)
 
 
 def test_yaml_profile_overrides_a_named_base(tmp_path) -> None:

@@ -16,7 +16,8 @@ dict or a YAML file, optionally starting from a named base::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,24 +85,33 @@ class CompetenceProfile(BaseModel):
     probability per call (per plan node when planning) of committing that error; call-level
     types (tool name/selection, parameter name/missing/type/invalid, missing and wrong
     dependency) are exclusive within one call, so their sum must not exceed 1.
+
+    A rate belongs to a *decision*, not to the design that asks for it: choosing the next tool
+    and its arguments in ReAct is the same decision as writing that node into a plan, and draws
+    the same error. Knobs that treat contexts differently are listed in ``CONTEXT_KNOBS``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def uptake(self) -> float:
+        """Probability of acting on one verifier finding (``fix_invalid_call`` when unset)."""
+        return self.fix_invalid_call if self.verifier_uptake is None else self.verifier_uptake
 
     name: str = "custom"
     description: str = ""
     error_rates: dict[ErrorType, float] = Field(default_factory=dict)
     malformed_plan: float = Field(0.0, ge=0, le=1)  # a plan text that does not parse (S5 = 0)
-    guided_error_factor: float = Field(0.5, ge=0, le=1)  # rate multiplier when following a plan
-    fix_invalid_call: float = Field(0.9, ge=0, le=1)  # corrects a call the tool rejected
+    # context knobs (see CONTEXT_KNOBS): None / 0 is neutral, the built-in profiles keep them so
+    guided_error_factor: float | None = Field(None, ge=0, le=1)
+    fix_invalid_call: float = Field(0.9, ge=0, le=1)  # corrects a call from an error message
     max_attempts: int = Field(3, ge=1, le=20)  # invalid attempts per step before giving up
     notice_explicit: float = Field(0.95, ge=0, le=1)  # sees an error / 404 / timeout / empty
     # checks a result for plausibility, and traces a value a later tool rejects back to the
     # result it came from (implicit faults); what a check can see is in models/observe.py
     notice_implicit: float = Field(0.5, ge=0, le=1)
     on_fault: FaultPolicy = Field(default_factory=FaultPolicy)
-    verifier_uptake: float = Field(0.8, ge=0, le=1)  # acts on one verifier finding
-    replan_rewrite: float = Field(0.3, ge=0, le=1)  # after a failure: rewrite vs minimal fix
+    verifier_uptake: float | None = Field(None, ge=0, le=1)
+    replan_rewrite: float = Field(0.0, ge=0, le=1)
 
     @field_validator("error_rates", mode="before")
     @classmethod
@@ -171,7 +181,6 @@ PROFILES: dict[str, CompetenceProfile] = {
         name="novice",
         description="a small model: frequent call errors, notices loud failures, trusts data",
         error_rates=_rates(1.0),
-        malformed_plan=0.06,
         fix_invalid_call=0.6,
         max_attempts=3,
         notice_explicit=0.7,
@@ -185,14 +194,11 @@ PROFILES: dict[str, CompetenceProfile] = {
             press_on=0.5,
             find_alternative=0.5,
         ),
-        verifier_uptake=0.5,
-        replan_rewrite=0.7,
     ),
     "competent": CompetenceProfile(
         name="competent",
         description="a capable model: occasional errors, retries then reroutes, some checks",
         error_rates=_rates(0.35),
-        malformed_plan=0.015,
         fix_invalid_call=0.85,
         max_attempts=3,
         notice_explicit=0.93,
@@ -206,14 +212,11 @@ PROFILES: dict[str, CompetenceProfile] = {
             press_on=0.3,
             find_alternative=0.75,
         ),
-        verifier_uptake=0.8,
-        replan_rewrite=0.35,
     ),
     "expert": CompetenceProfile(
         name="expert",
         description="a strong model: rare errors, checks values, reroutes deliberately",
         error_rates=_rates(0.08),
-        malformed_plan=0.0,
         fix_invalid_call=0.98,
         max_attempts=4,
         notice_explicit=0.99,
@@ -227,10 +230,173 @@ PROFILES: dict[str, CompetenceProfile] = {
             press_on=0.15,
             find_alternative=0.92,
         ),
-        verifier_uptake=0.97,
-        replan_rewrite=0.1,
     ),
 }
+
+
+#: Knobs that treat one decision differently by the context it is made in (a plan in the
+#: prompt, a verifier's message, a replanning request). Each is an *assumption* about models,
+#: not a measurement, and each one alone can make one agent design look better than another.
+#: The built-in profiles keep every one neutral, so that a difference between designs comes
+#: from what the designs do; a run whose profile sets one prints it
+#: (:func:`context_assumptions`). name -> (neutral value, meaning).
+CONTEXT_KNOBS: dict[str, tuple[Any, str]] = {
+    "guided_error_factor": (
+        None,
+        "extra per-call error rate (x the profile's rates) when an executor transcribes a node "
+        "of a written plan; neutral (unset): the call is the plan's node as written, because "
+        "the decision (tool and arguments, with its errors) was made when the plan was written",
+    ),
+    "verifier_uptake": (
+        None,
+        "probability of acting on one verifier finding; neutral (unset): fix_invalid_call, "
+        "because correcting a node from a verifier's message is the same decision as "
+        "correcting a call from a tool's error message",
+    ),
+    "replan_rewrite": (
+        0.0,
+        "after a failure the replanner redraws every pending step instead of fixing the failed "
+        "one; neutral 0: pending steps keep the decisions already made, as in ReAct",
+    ),
+    "malformed_plan": (
+        0.0,
+        "a plan text that does not parse (only designs that write plans can suffer it); "
+        "neutral 0 -- a real model's rate is measured with local:smollm2",
+    ),
+}
+
+
+def context_assumptions(profile: CompetenceProfile) -> dict[str, Any]:
+    """The context knobs ``profile`` sets away from neutral (empty for the built-in ones)."""
+    return {
+        k: getattr(profile, k)
+        for k, (neutral, _) in CONTEXT_KNOBS.items()
+        if getattr(profile, k) != neutral
+    }
+
+
+def assumptions_line(profile: CompetenceProfile) -> str | None:
+    """One line naming the non-neutral context knobs of ``profile``, or ``None``."""
+    got = context_assumptions(profile)
+    if not got:
+        return None
+    return f"profile {profile.name!r} sets design-sensitive assumptions: " + ", ".join(
+        f"{k}={v}" for k, v in got.items()
+    )
+
+
+#: What a table made with a ``simulated:*`` model can and cannot show (printed beside it).
+SIMULATED_CAVEAT = (
+    "simulated:* models are parametric policies, not language models: a table made with one "
+    "illustrates the metrics and the harness, and its differences between designs follow from "
+    "the profile's rates; design rankings need a real model (local:smollm2 offline, or "
+    "--model openai:NAME --base-url URL)."
+)
+
+
+def model_notes(models: Iterable[str]) -> list[str]:
+    """Lines a table of ``models`` must carry: the caveat for simulated models and every
+    non-neutral context knob of their profiles (model labels as episodes record them)."""
+    notes: list[str] = []
+    for label in models:
+        label = str(label)
+        if not label.startswith("simulated:"):
+            continue
+        if SIMULATED_CAVEAT not in notes:
+            notes.insert(0, SIMULATED_CAVEAT)
+        spec = label.split(":", 1)[1].rsplit("+", 1)[0].strip() or "competent"
+        try:
+            line = assumptions_line(load_profile(spec))
+        except ValueError:
+            continue
+        if line and line not in notes:
+            notes.append(line)
+    return notes
+
+
+def spec_with_overrides(spec: str, assignments: Sequence[str]) -> str:
+    """A ``simulated:<profile>`` model spec with ``key=value`` overrides folded into it.
+
+    ``simulated:competent`` + ``["verifier_uptake=1.0"]`` gives
+    ``simulated:competent[verifier_uptake=1.0]``, which ``load_profile`` reads back, so the
+    change travels with the spec and every episode's model label says what was changed.
+    Raises ``ValueError`` for a spec that is not simulated or an override that does not apply.
+    """
+    if not assignments:
+        return spec
+    kind, _, rest = spec.partition(":")
+    if kind != "simulated":
+        raise ValueError(f"--profile-set applies to simulated:* models only, not {spec!r}")
+    base = rest.strip() or "competent"
+    items = [a.strip() for a in assignments if a.strip()]
+    for a in items:
+        if "," in a or "[" in a or "]" in a:
+            raise ValueError(f"--profile-set {a!r}: one KEY=VALUE per option, no ',' or brackets")
+    override(load_profile(base), items)  # validate now, with a clear message
+    return f"simulated:{base}[{','.join(items)}]"
+
+
+def _coerce(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("none", "null", "unset"):
+        return None
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return float(text) if any(c in text for c in ".eE") else int(text)
+    except ValueError:
+        return text
+
+
+def override(profile: CompetenceProfile, assignments: Iterable[str]) -> CompetenceProfile:
+    """``profile`` with fields set from ``key=value`` strings (``replan run --profile-set``).
+
+    Keys are profile fields (``verifier_uptake``), ``on_fault.<field>``,
+    ``error_rates.<Type>``, or ``error_scale`` (every error rate multiplied by the value).
+    The copy is named ``<name>[key=value,...]`` so that its episodes say what was changed.
+    Raises ``ValueError`` naming the assignment that cannot be applied.
+    """
+    data = profile.model_dump()
+    data["error_rates"] = {k.value: v for k, v in profile.error_rates.items()}
+    done: list[str] = []
+    for item in assignments:
+        key, sep, raw = str(item).partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"--profile-set {item!r}: expected KEY=VALUE")
+        value = _coerce(raw.strip())
+        if key == "error_scale":
+            if not isinstance(value, int | float) or value < 0:
+                raise ValueError(f"--profile-set {item!r}: error_scale must be a number >= 0")
+            data["error_rates"] = {k: min(1.0, v * value) for k, v in data["error_rates"].items()}
+        elif key.startswith("on_fault."):
+            sub = key.split(".", 1)[1]
+            if sub not in FaultPolicy.model_fields:
+                raise ValueError(
+                    f"--profile-set {item!r}: unknown on_fault field {sub!r}; known: "
+                    f"{sorted(FaultPolicy.model_fields)}"
+                )
+            data["on_fault"] = {**data["on_fault"], sub: value}
+        elif key.startswith("error_rates."):
+            data["error_rates"] = {**data["error_rates"], key.split(".", 1)[1]: value}
+        elif key in CompetenceProfile.model_fields and key not in ("name", "description"):
+            data[key] = value
+        else:
+            fields = sorted(set(CompetenceProfile.model_fields) - {"name", "description"})
+            raise ValueError(
+                f"--profile-set {item!r}: unknown profile field {key!r}; known: {fields}, "
+                "on_fault.<field>, error_rates.<Type>, error_scale"
+            )
+        done.append(f"{key}={raw.strip()}")
+    if not done:
+        return profile
+    data["name"] = f"{profile.name}[{','.join(done)}]"
+    try:
+        return CompetenceProfile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(profile)"
+        raise ValueError(f"--profile-set: field {loc}: {first['msg']}") from exc
 
 
 def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> CompetenceProfile:
@@ -244,6 +410,7 @@ def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> Co
     where = "profile dict"
     if isinstance(spec, Path) or (
         isinstance(spec, str)
+        and not spec.strip().endswith("]")
         and (spec.endswith((".yaml", ".yml", ".json")) or "/" in spec or "\\" in spec)
     ):
         path = Path(spec)
@@ -260,6 +427,9 @@ def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> Co
         data.setdefault("name", path.stem)
         spec = data
     if isinstance(spec, str):
+        m = re.fullmatch(r"(.+?)\[(.*)\]", spec.strip())
+        if m:  # ``competent[verifier_uptake=1.0,on_fault.retry=0]`` (replan run --profile-set)
+            return override(load_profile(m.group(1)), [a for a in m.group(2).split(",") if a])
         if spec not in PROFILES:
             raise ValueError(f"unknown profile {spec!r}; named profiles: {sorted(PROFILES)}")
         return PROFILES[spec]
@@ -288,9 +458,16 @@ def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> Co
 
 __all__ = [
     "CALL_ERROR_TYPES",
+    "CONTEXT_KNOBS",
     "PROFILES",
+    "SIMULATED_CAVEAT",
     "STATIC_ERROR_TYPES",
     "CompetenceProfile",
     "FaultPolicy",
+    "assumptions_line",
+    "context_assumptions",
     "load_profile",
+    "model_notes",
+    "override",
+    "spec_with_overrides",
 ]

@@ -1,44 +1,56 @@
 """The simulated agent: a deterministic chat model that plays a tool-using agent.
 
-**This is not a language model.** It is an *oracle with noise*: built for one task, it knows
-the task's solution (the gold plan; the corpus's alternative groups and the kinds that bind
-their arguments; ``task.metadata["paths"]`` when a suite provides one plan per valid path) and
-it plays an agent that follows that solution while making mistakes at the rates of a
-:class:`~replan.models.profiles.CompetenceProfile`. It exists so that every design runs offline
-and reproducibly, and so that tests can inject known error rates and check that the metrics
-recover them.
+**This is not a language model, and its tables are not evidence about agent designs.** It is a
+parametric policy that reads a request the way a careful model would and makes mistakes at the
+rates of a :class:`~replan.models.profiles.CompetenceProfile`. It exists so that every design
+runs offline and reproducibly, and so that tests can inject known error rates and check that the
+metrics recover them. Design rankings need a real model (``local:smollm2``, or any
+OpenAI-compatible endpoint).
+
+**It knows only what a model is shown** (:mod:`replan.models.visible`): the query, the tool list
+of the request (schemas with their ``x-kind`` annotations) and the observations in the
+conversation. It never reads the task's gold plan, valid paths, checker or fault schedule: the
+plan it means to follow is read from the query and the tool list; a fix after a tool's or a
+verifier's message uses only that message and the visible context (a value it cannot find there
+stays missing, and the fix fails); a reroute picks only listed tools whose input and output kinds
+fit.
+
+**The same noise applies to the same decision wherever it is made.** Choosing a step's tool and
+arguments draws from one random stream keyed by (task, seed, step, attempt), whether ReAct
+chooses the call or a planner writes the node; correcting a step from an error message (a tool's
+rejection or a verifier finding) draws from one stream keyed by (step, fix number) with the same
+probability ``fix_invalid_call``. An executor that follows a written plan issues the plan's node
+as written: the decision was made (with its errors) when the plan was written. Knobs that treat
+contexts differently are ``CONTEXT_KNOBS`` of the profile, neutral in the built-in profiles.
 
 What it answers is decided by the request tag of the system message (see
 :mod:`replan.nodes.prompts`), never by which agent design sent the request:
 
-- ``[replan:plan]`` — a ``<thought>`` and a ParaRecover JSON DAG: the gold plan with per-node
-  errors (wrong names, missing or mistyped parameters, missing / wrong / extra dependencies,
-  missing and redundant calls) and, at the profile's rate, a plan text that does not parse.
-- ``[replan:revise]`` — the previous plan with each verifier finding taken up (the node
-  restored to its intended form) with probability ``verifier_uptake``.
-- ``[replan:replan]`` — the current plan with executed nodes unchanged; failed or faulty steps
-  retried, rerouted to an alternative tool or chain, or the plan cut short with an honest
-  response node, as the profile draws it; a minimal fix or a rewrite of the pending part. The
-  replanner sees only the current plan and the last wave, so it keeps its memory in the plan,
-  as a model would: ``[retry k]`` and ``[instead of <tools>]`` at the end of a node's ``desc``.
-- ``[replan:act]`` with tools bound — tool calls (``AIMessage.tool_calls``), all ready steps of
-  its plan (the plan in the instructions, else its own) in one turn, each call drawn with the
-  profile's per-call error rates, then a plain-text answer stating every value it obtained (ids,
-  amounts, dates) or saying that the task could not be done. The responder's request (an
-  acting request that says not to call tools) gets the answer directly.
+- ``[replan:plan]`` -- a ``<thought>`` and a ParaRecover JSON DAG: the plan read from the request
+  with each node's decision drawn (wrong names, missing or mistyped parameters, missing / wrong /
+  extra dependencies, missing and redundant calls).
+- ``[replan:revise]`` -- the previous plan with each verifier finding acted on (the node written
+  again from the request) with probability ``uptake()``.
+- ``[replan:replan]`` -- the current plan with executed nodes unchanged; failed or faulty steps
+  retried, rerouted to listed tools that fit, or the plan cut short with an honest response
+  node, as the profile draws it. The replanner keeps its memory in the plan, as a model would:
+  ``[retry k]`` and ``[instead of <tools>]`` at the end of a node's ``desc``.
+- ``[replan:act]`` with tools bound -- tool calls (``AIMessage.tool_calls``), all ready steps of
+  its plan (the plan in the instructions, else the one it reads from the request) in one turn,
+  then a plain-text answer stating every value it obtained or saying that the task could not be
+  done. The responder's request (an acting request that says not to call tools) gets the
+  answer directly.
 
-Faults are *discovered* from observations as an agent would: it never reads
-``task.perturbation``. A rejected call is the agent's own mistake (fixed with
-``fix_invalid_call``); an error, an HTTP status, a timeout or an empty result is an explicit
-fault (noticed with ``notice_explicit``); a well-formed result that fails a plausibility check
-(:mod:`replan.models.observe`) is an implicit one (``notice_implicit``), and so is a value that
-a later tool rejects as unknown or invalid — the careful agent traces it back to the result it
-came from. Then it retries, reroutes, aborts, or trusts the value, per ``on_fault``.
+Faults are *discovered* from observations: a rejected call is the agent's own mistake (fixed with
+``fix_invalid_call``); an error, an HTTP status, a timeout or an empty result is an explicit fault
+(noticed with ``notice_explicit``); a well-formed result that fails a plausibility check
+(:mod:`replan.models.observe`) is an implicit one (``notice_implicit``), and so is a value that a
+later tool rejects as unknown or invalid. Then it retries, reroutes, aborts, or trusts the value,
+per ``on_fault``.
 
-Randomness comes from SHA-256 over the task's base id, the seed and the canonical JSON of the
-messages and tools (never ``hash()``), so the same messages and tools always give the same
-reply, in every process, and the model keeps no state between calls: everything it "remembers"
-it reads back from the conversation (its tool-call ids name the plan step and attempt).
+Randomness comes from SHA-256 (never ``hash()``) over the task's base id, the seed and the
+decision's key, so the same request always gives the same reply, in every process, and the model
+keeps no state between calls: what it "remembers" it reads back from the conversation.
 """
 
 from __future__ import annotations
@@ -63,12 +75,20 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from replan.core.plan import RESPONSE, ROOT, ParseFailure, Plan, PlanNode, exact_reference
+from replan.core.plan import (
+    RESPONSE,
+    ROOT,
+    ParseFailure,
+    Plan,
+    PlanNode,
+    exact_reference,
+    iter_references,
+)
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
 from replan.env.world import lookup_path, stable_seed
-from replan.models.noise import mutate_call, mutate_structure, next_id, referenced_nodes
+from replan.models.noise import mutate_call, mutate_structure, referenced_nodes
 from replan.models.observe import (
     ObsKind,
     PlausibilityContext,
@@ -78,6 +98,7 @@ from replan.models.observe import (
 )
 from replan.models.profiles import CALL_ERROR_TYPES, CompetenceProfile, load_profile
 from replan.models.tooling import OpenAIToolBinding
+from replan.models.visible import _NONE, View, closest, output_kinds, read_plan, routes
 from replan.nodes.prompts import request_kind
 
 _PLAN_MARKER = "Follow this plan (a DAG; ${node.field} means the output of that node):\n"
@@ -148,6 +169,32 @@ def _fabricate(schema: Mapping[str, Any] | None) -> Any:
     )
 
 
+def _convert(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` as the schema's type or enum, when the conversion is plain; else ``_NONE``."""
+    enum = schema.get("enum")
+    if enum and isinstance(value, str):
+        got = closest(value, [str(e) for e in enum])
+        return next((e for e in enum if str(e) == got), _NONE) if got else _NONE
+    t = schema.get("type")
+    t = t[0] if isinstance(t, list) and t else t
+    try:
+        if t == "integer" and isinstance(value, str | float) and not isinstance(value, bool):
+            return int(float(value))
+        if t == "number" and isinstance(value, str):
+            return float(value)
+        if t == "string" and isinstance(value, int | float | bool):
+            return str(value)
+        if t == "string" and isinstance(value, list) and len(value) == 1:
+            return str(value[0])
+        if t == "array" and not isinstance(value, list):
+            return [value]
+        if t == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    except ValueError:
+        return _NONE
+    return _NONE
+
+
 def _scalar_facts(value: Any, prefix: str = "") -> list[str]:
     """Every scalar of a result as ``path: value`` (lists: their first 20 items)."""
     out: list[str] = []
@@ -159,22 +206,6 @@ def _scalar_facts(value: Any, prefix: str = "") -> list[str]:
             out += _scalar_facts(v, f"{prefix}{i}.")
     elif value is not None:
         out.append(f"{prefix[:-1] or 'result'}: {value}")
-    return out
-
-
-def _output_kinds(schema: Mapping[str, Any], path: tuple[str, ...] = ()) -> list:
-    """(path, x-kind) of every object field of an output schema (not inside arrays)."""
-    out: list[tuple[tuple[str, ...], str]] = []
-    props = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(props, Mapping):
-        return out
-    for k, sub in props.items():
-        if not isinstance(sub, Mapping):
-            continue
-        if sub.get("x-kind"):
-            out.append(((*path, k), str(sub["x-kind"])))
-        if sub.get("type") == "object":
-            out += _output_kinds(sub, (*path, k))
     return out
 
 
@@ -220,8 +251,7 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
     corpus: Any = Field(default=None, exclude=True, repr=False)
     model_name: str = ""  # the label episodes record; default ``simulated:<profile>``
 
-    _intended_cache: Plan | None = PrivateAttr(default=None)
-    _paths_cache: list[Plan] | None = PrivateAttr(default=None)
+    _reads: dict[str, Plan] = PrivateAttr(default_factory=dict)
 
     def __init__(self, **data: Any):
         if "profile" in data and not isinstance(data["profile"], CompetenceProfile):
@@ -291,47 +321,16 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
             return None
         return tools[0]
 
-    def intended_plan(self) -> Plan:
-        """The plan the agent means to follow: the task's gold plan (status reset)."""
-        if self._intended_cache is None:
-            if not self.task.gold_plan:
-                raise ValueError(
-                    f"task {self.task.task_id}: the simulated model needs task.gold_plan (the "
-                    "ParaRecover JSON of the shortest path) to know what to do"
-                )
-            parsed = Plan.parse(self.task.gold_plan)
-            if isinstance(parsed, ParseFailure):
-                raise ValueError(
-                    f"task {self.task.task_id}: gold_plan does not parse: {parsed.reason}"
-                )
-            nodes = [
-                n.model_copy(update={"status": "done" if n.id == ROOT else "pending"})
-                for n in parsed.nodes
-            ]
-            self._intended_cache = Plan(nodes=nodes, thought=parsed.thought)
-        return self._intended_cache
-
-    def path_plans(self) -> list[Plan]:
-        """Plans of the task's valid paths when the suite provides them.
-
-        ``task.metadata["paths"]`` as the ToolMaze generator writes it: one entry per valid
-        path, ``{"tools": [...], "plan": <ParaRecover JSON>}``.
-        """
-        if self._paths_cache is not None:
-            return self._paths_cache
-        out = []
-        for i, entry in enumerate(self.task.metadata.get("paths") or []):
-            raw = entry.get("plan") if isinstance(entry, Mapping) else None
-            if raw is None:
-                continue
-            p = Plan.parse(raw)
-            if isinstance(p, ParseFailure):
-                raise ValueError(
-                    f"task {self.task.task_id}: metadata.paths[{i}].plan does not parse: {p.reason}"
-                )
-            out.append(p)
-        self._paths_cache = out
-        return out
+    def read(self, view: View) -> Plan:
+        """The plan a careful reader writes for the visible request (cached per request)."""
+        key = _digest([view.query, sorted(view.specs)])
+        got = self._reads.get(key)
+        if got is None:
+            got = read_plan(view)
+            if len(self._reads) > 64:
+                self._reads.clear()
+            self._reads[key] = got
+        return got
 
 
 def _ai(content: str, tool_calls: list[dict[str, Any]] | None = None) -> AIMessage:
@@ -355,25 +354,50 @@ class _Turn:
         key: str,
     ):
         self.m = model
-        self.task = model.task
+        # what the model may read of its task: the id (for its random streams), and the query
+        # and tool list a request would carry when the request itself lacks them
+        self.base_id = model.task.base_id
         self.profile = model.profile
         self.messages = list(messages)
         self.key = key
         self.system = next((_content(x) for x in messages if isinstance(x, SystemMessage)), "")
         self.query = next(
-            (_content(x) for x in messages if isinstance(x, HumanMessage)), self.task.query
+            (_content(x) for x in messages if isinstance(x, HumanMessage)), model.task.query
         )
         if self.query.startswith("User request: "):  # a replanner request quotes the query
             self.query = self.query[len("User request: ") :].split("\n\nRound ", 1)[0]
-        self.specs = self._specs(tools)
+        self.specs = self._specs(tools, model.task.tools)
         self.bound = [t.get("function", t).get("name") for t in tools]
-        self.factor = 1.0
+        self.view = View(self.query, self.specs, model.corpus.kinds)
+        self._intended: Plan | None = None
 
     # -- randomness and tools --------------------------------------------------------------------
     def rng(self, *purpose: Any) -> random.Random:
-        return random.Random(stable_seed("replan.sim", self.task.base_id, self.m.seed, *purpose))
+        return random.Random(stable_seed("replan.sim", self.base_id, self.m.seed, *purpose))
 
-    def _specs(self, tools: Sequence[Mapping[str, Any]]) -> dict[str, ToolSpec]:
+    def decision(self, nid: str, attempt: int) -> tuple[random.Random, list[float]]:
+        """The random stream of one decision: writing / calling step ``nid`` (try ``attempt``).
+
+        Keyed by the step and the attempt only, so ReAct choosing the call and a planner
+        writing the node draw the same error; the first draws (one per structural error type)
+        decide the step's structural errors.
+        """
+        r = self.rng("decide", nid, attempt)
+        return r, [r.random() for _ in _STRUCTURAL]
+
+    def fix_draw(self, nid: str, k: int, p: float) -> bool:
+        """Whether the ``k``-th correction of step ``nid`` from an error message succeeds."""
+        return self.rng("fix", nid.split(".")[0], k).random() < p
+
+    def intended(self) -> Plan:
+        """The plan the agent means to follow, read from the visible request."""
+        if self._intended is None:
+            self._intended = self.m.read(self.view)
+        return self._intended
+
+    def _specs(
+        self, tools: Sequence[Mapping[str, Any]], listed: Sequence[str]
+    ) -> dict[str, ToolSpec]:
         corpus = self.m.corpus.tools
         out: dict[str, ToolSpec] = {}
         for t in tools:
@@ -399,7 +423,7 @@ class _Turn:
                 else:
                     out[name] = ToolSpec.from_pararecover([{**entry, "returns": {}}])[0]
         if not out:
-            out = {n: corpus[n] for n in self.task.tools if n in corpus}
+            out = {n: corpus[n] for n in listed if n in corpus}
         return out
 
     def spec(self, tool: str | None) -> ToolSpec | None:
@@ -408,14 +432,14 @@ class _Turn:
         return self.specs.get(tool) or self.m.corpus.tools.get(tool)
 
     def rate(self, error: ErrorType) -> float:
-        return self.profile.rate(error) * self.factor
+        return self.profile.rate(error)
 
-    def draw_call_error(self, r: random.Random) -> ErrorType | None:
-        """At most one call-level error, each with its exact per-call rate."""
+    def draw_call_error(self, r: random.Random, factor: float = 1.0) -> ErrorType | None:
+        """At most one call-level error, each with its exact per-call rate (x ``factor``)."""
         u = r.random()
         acc = 0.0
         for et in CALL_ERROR_TYPES:
-            acc += self.rate(et)
+            acc += self.rate(et) * factor
             if u < acc:
                 return et
         return None
@@ -435,11 +459,19 @@ class _Turn:
         return "; ".join(parts) if parts else "nothing left to call"
 
     def noisy(self, nodes: list[PlanNode], purpose: str) -> list[PlanNode]:
-        """Apply the profile's per-node errors to the pending call nodes of ``nodes``."""
+        """Apply the profile's per-node errors to the pending call nodes of ``nodes``.
+
+        A first plan (``purpose == "plan"``) draws each node's decision from the stream ReAct
+        uses to choose that step's first call; a plan written again (after an unreadable plan,
+        or a rewrite) draws fresh decisions.
+        """
         targets = [n.id for n in nodes if n.is_call and n.status != "done"]
         for nid in targets:
-            r = self.rng(self.key, purpose, nid)
-            u_struct = [r.random() for _ in _STRUCTURAL]
+            if purpose == "plan":
+                r, u_struct = self.decision(nid, 0)
+            else:
+                r = self.rng(self.key, purpose, nid)
+                u_struct = [r.random() for _ in _STRUCTURAL]
             err = self.draw_call_error(r)
             if not any(n.id == nid for n in nodes):
                 continue
@@ -490,7 +522,7 @@ class _Turn:
         return _content(self.act())
 
     def first_plan(self) -> str:
-        intended = list(self.m.intended_plan().nodes)
+        intended = list(self.intended().nodes)
         nodes = self.noisy(intended, "plan")
         thought = (
             f"The user asks: {self.query.strip()[:200].rstrip('.?! ')}. I plan these calls: "
@@ -505,7 +537,7 @@ class _Turn:
         previous = Plan.parse(_content(ai[-1])) if ai else ParseFailure(code="empty", reason="")
         findings = _json_lines(_content(human[-1])) if len(human) > 1 else []
         if isinstance(previous, ParseFailure):
-            nodes = self.noisy(list(self.m.intended_plan().nodes), "revise-fresh")
+            nodes = self.noisy(list(self.intended().nodes), "revise-fresh")
             text = self.plan_text(
                 "My previous plan could not be read; I write it again. " + self.describe(nodes),
                 nodes,
@@ -513,12 +545,12 @@ class _Turn:
             return self.malformed(text, "revise") or text
         nodes = list(previous.nodes)
         fixed, ignored = [], []
-        for i, f in enumerate(findings):
+        for f in findings:
             nid = str(f.get("node", ""))
             if nid in fixed or nid in ignored or not nid:
                 continue
-            if self.rng(self.key, "uptake", i, nid).random() < self.profile.verifier_uptake:
-                nodes = self.restore(nodes, nid)
+            if self.fix_draw(nid, len(human) - 1, self.profile.uptake()):
+                nodes = self.restore(nodes, nid, str(f.get("message", "")))
                 fixed.append(nid)
             else:
                 ignored.append(nid)
@@ -529,9 +561,9 @@ class _Turn:
             thought += f"; I think node(s) {', '.join(ignored)} are fine as they are"
         return self.plan_text(thought + ". " + self.describe(nodes), nodes)
 
-    def restore(self, nodes: list[PlanNode], nid: str) -> list[PlanNode]:
+    def restore(self, nodes: list[PlanNode], nid: str, message: str = "") -> list[PlanNode]:
         """Node ``nid`` back to its intended form, with any intended producer it needs."""
-        intended = {n.id: n for n in self.m.intended_plan().nodes}
+        intended = {n.id: n for n in self.intended().nodes}
         ids = {n.id for n in nodes}
         if nid not in intended:
             if nid in (ROOT, RESPONSE):
@@ -546,6 +578,14 @@ class _Turn:
                 out.append(n)
             return out
         target = intended[nid]
+        tspec = self.spec(target.tool)
+        if target.is_call and (tspec is None or not tspec.required <= set(target.args)):
+            # the request does not say how to write this node: repair it from the message
+            cur = next((n for n in nodes if n.id == nid), None)
+            if cur is None or not cur.is_call:
+                return nodes
+            fixed = self.repair(cur, nodes, message)
+            return [fixed if n.id == nid else n for n in nodes]
         need = [d for d in target.deps if d not in ids and d in intended]
         out = list(nodes)
         for d in need:  # a missing producer comes back (recursively)
@@ -630,41 +670,41 @@ class _Turn:
         """What the agent compares a result with: the request, the call, earlier results."""
         return PlausibilityContext.build([self.query, args], earlier)
 
-    def fresh_start(self, nodes: Iterable[PlanNode]) -> int:
-        """First numeric id free in ``nodes``, the intended plan and the path plans."""
-        every = [*nodes, *self.m.intended_plan().nodes]
-        for p in self.m.path_plans():
-            every += p.nodes
-        return int(next_id(every))
-
     # -- alternatives ----------------------------------------------------------------------------
     def alternative(
         self, nodes: list[PlanNode], done: set[str], nid: str, failed_tools: set[str]
     ) -> list[PlanNode] | None:
-        """The plan with node ``nid`` replaced by an alternative path, or ``None``."""
+        """The plan with node ``nid`` replaced by a chain of listed tools that fits, or ``None``.
+
+        The chain must give what later steps read from ``nid`` (the kinds of those output
+        fields; for a step whose output nothing reads, the kinds of its own output). Candidate
+        chains come from the tool list alone (:func:`replan.models.visible.routes`); the first
+        whose inputs bind from the failed step's arguments, earlier results and the query wins.
+        """
         node = next(n for n in nodes if n.id == nid)
-        failed = set(failed_tools) | {node.tool}
-        have = {n.tool for n in nodes if n.is_call}
-        options = [
-            alt for alt in self.m.path_plans() if not ({n.tool for n in alt.call_nodes} & failed)
-        ]
-        if options:  # the valid path closest to the current plan
-            alt = max(options, key=lambda a: sum(n.tool in have for n in a.call_nodes))
-            old = {n.id for n in nodes}
-            out = graft(nodes, done, alt, keep={nid} & done, fresh=self.fresh_start(nodes))
-            return [_mark(n, failed) if n.id not in old and n.is_call else n for n in out]
         spec = self.spec(node.tool)
-        grp = self.m.corpus.group_of(node.tool) if node.tool in self.m.corpus.tools else None
-        if spec is None or grp is None:
+        if spec is None:
             return None
-        for chain in grp.members:
-            if node.tool in chain or set(chain) & failed_tools:
+        failed = set(failed_tools) | {node.tool or ""}
+        ids = [n.id for n in nodes]
+        need: list[str] = []
+        for n in nodes:
+            if n.id == nid or n.status == "done":
                 continue
-            if any(t not in self.specs for t in chain):
-                continue
-            got = self.bind_chain(nodes, node, spec, list(chain))
+            for ref in iter_references(n.args, ids):
+                if ref.node != nid:
+                    continue
+                k = (spec.output_field_schema(list(ref.path)) or {}).get("x-kind")
+                if k and k not in need:
+                    need.append(str(k))
+        if not need:
+            need = [k for _, k in output_kinds(spec.returns)][:1]
+        if not need:
+            return None
+        for chain in routes(self.view, node.tool or "", need, exclude=failed)[:24]:
+            got = self.bind_chain(nodes, node, spec, chain)
             if got is not None:
-                old = {n.id for n in nodes}
+                old = set(ids)
                 return [_mark(n, failed) if n.id not in old and n.is_call else n for n in got]
         return None
 
@@ -678,20 +718,14 @@ class _Turn:
                 k = (spec.param_schema(p) or {}).get("x-kind")
                 if k:
                     pool.setdefault(k, []).append(node.args[p])
-        kinds = self.m.corpus.kinds
         qpool: dict[str, list[Any]] = {}
-        for kname, k in kinds.items():
-            found = []
-            for ex in k.examples:
-                m = re.search(r"(?<![\w-])" + re.escape(str(ex)) + r"(?![\w-])", self.query)
-                if m:
-                    found.append((m.start(), ex))
-            if found:
-                qpool[kname] = [ex for _, ex in sorted(found)]
+        for lit in self.view.literals:
+            if lit.kind and lit.value not in qpool.setdefault(lit.kind, []):
+                qpool[lit.kind].append(lit.value)
         ids = [n.id for n in nodes]
         new_nodes: list[PlanNode] = []
         prev_id, prev_spec = None, None
-        base, k, taken = node.id.split(".")[0], 1, set(ids)
+        base, j, taken = node.id.split(".")[0], 1, set(ids)
         for tool in chain:
             tspec = self.specs[tool]
             used: dict[str, int] = {}
@@ -701,32 +735,49 @@ class _Turn:
                 val: Any = None
                 if k and prev_spec is not None:
                     hit = next(
-                        (pth for pth, kk in _output_kinds(prev_spec.returns) if kk == k), None
+                        (pth for pth, kk in output_kinds(prev_spec.returns) if kk == k), None
                     )
                     if hit:
                         val = "${" + ".".join((prev_id, *hit)) + "}"
                 if val is None and k:
                     i = used.get(k, 0)
-                    src = pool.get(k) or qpool.get(k) or []
+                    src = pool.get(k) or []
+                    if i < len(src):
+                        val = src[i]
+                        used[k] = i + 1
+                if val is None and k:  # an earlier step's output of the kind
+                    for n in reversed(nodes):
+                        nspec = self.specs.get(n.tool or "") if n.id != node.id else None
+                        hit = (
+                            next((pth for pth, kk in output_kinds(nspec.returns) if kk == k), None)
+                            if nspec is not None
+                            else None
+                        )
+                        if hit:
+                            val = "${" + ".".join((n.id, *hit)) + "}"
+                            break
+                if val is None and k:
+                    i = used.get(k, 0)
+                    src = qpool.get(k) or []
                     if i < len(src):
                         val = src[i]
                         used[k] = i + 1
                 if val is None and p in node.args and p in tspec.param_names and tool == chain[0]:
                     val = node.args[p]
+                if val is None:
+                    got = self.view.labelled(tspec, p)
+                    val = None if got is _NONE else got
                 if val is not None:
                     args[p] = val
                 elif p in tspec.required:
                     return None
-            while f"{base}.{k}" in taken:
-                k += 1
-            nid = f"{base}.{k}"
+            while f"{base}.{j}" in taken:
+                j += 1
+            nid = f"{base}.{j}"
             taken.add(nid)
-            deps = (
-                [prev_id]
-                if prev_id
-                else sorted({r for r in referenced_nodes(PlanNode(id="x", args=args), ids)})
-                or list(node.deps)
-            )
+            known = [*ids, *(m.id for m in new_nodes)]
+            deps = referenced_nodes(PlanNode(id="x", args=args), known)
+            deps = deps or ([prev_id] if prev_id else [d for d in node.deps if d != node.id])
             new_nodes.append(
                 PlanNode(id=nid, tool=tool, args=args, desc=_base_desc(node.desc), deps=deps)
             )
@@ -763,7 +814,7 @@ class _Turn:
         plan_json, observations = _split_replan_message(human)
         current = Plan.parse(plan_json) if plan_json is not None else None
         if not isinstance(current, Plan):
-            nodes = self.noisy(list(self.m.intended_plan().nodes), "replan-fresh")
+            nodes = self.noisy(list(self.intended().nodes), "replan-fresh")
             return self.plan_text("I could not read the current plan; I plan again.", nodes)
         nodes = list(current.nodes)
         notes: list[str] = []
@@ -812,10 +863,12 @@ class _Turn:
                     if note:
                         notes.append(note)
                     continue
-                fix = self.rng(self.key, "fix", node.id).random() < self.profile.fix_invalid_call
+                fix = self.fix_draw(node.id, tries + 1, self.profile.fix_invalid_call)
                 repl = node
                 if fix:
-                    nodes, repl = self.with_producers(nodes, self.corrected(node, nodes))
+                    nodes, repl = self.with_producers(
+                        nodes, self.corrected(node, nodes, reading.reason)
+                    )
                 nodes = self.replace_node(nodes, node, _retry_mark(repl, tries + 1))
                 notes.append(
                     f"node {node.id} ({tool}) was rejected: {reading.reason}; "
@@ -863,7 +916,7 @@ class _Turn:
             reading,
             retries=tries,
             can_reroute=alt is not None,
-            key=(self.key, "obs", node.id),
+            key=(node.id.split(".")[0], tries),
             noticed=noticed,
         )
         if action == "trust":
@@ -883,7 +936,7 @@ class _Turn:
         A producer the plan lacks (a forgotten call) comes back from the intended plan, with
         its own producers; ``node`` then depends on every node it references.
         """
-        intended = {n.id: n for n in self.m.intended_plan().nodes}
+        intended = {n.id: n for n in self.intended().nodes}
         out = list(nodes)
 
         def ensure(nid: str, seen: set[str]) -> None:
@@ -921,31 +974,36 @@ class _Turn:
         cands = _suspects(node, ids, done, reading)
         if not cands:
             return None
-        if self.rng(self.key, "suspect", node.id).random() >= self.profile.notice_implicit:
+        tries = _attempts(node, nodes)
+        if (
+            self.rng("suspect", node.id.split(".")[0], tries).random()
+            >= self.profile.notice_implicit
+        ):
             return None
         return next(n for n in nodes if n.id == cands[-1])
 
-    def corrected(self, node: PlanNode, nodes: list[PlanNode]) -> PlanNode:
-        """The intended form of ``node``'s step, its references mapped onto ``nodes``.
+    def corrected(
+        self, node: PlanNode, nodes: list[PlanNode], reason: str | None = None
+    ) -> PlanNode:
+        """``node``'s step written again from the visible request, references mapped onto ``nodes``.
 
-        The step is found by id (``2.1`` is a retry of ``2``) when the tool or most argument
-        names agree, else by tool in the intended plan or a path plan. A reference to an
-        intended producer points at whichever node now holds that producer's role (the last
-        retry or the end of the alternative chain that replaced it), with the field mapped by
-        semantic kind when the tool changed. With no match the node is returned unchanged.
+        The step is found in the plan read from the request by id (``2.1`` is a retry of ``2``)
+        when the tool or most argument names agree, else by tool; it is used only when it gives
+        every required parameter. A reference to a producer points at whichever node now holds
+        that producer's role (the last retry or the end of the chain that replaced it), the
+        field mapped by semantic kind when the tool changed. Otherwise the call is repaired
+        from the error message alone (:meth:`repair`); what cannot be found stays wrong.
         """
-        intended = self.m.intended_plan()
+        intended = self.intended()
         base = node.id.split(".")[0]
         target = intended.get(base)
         if target is not None and not (target.is_call and _same_step(node, target)):
             target = None
-        pool = [intended, *self.m.path_plans()]
-        for plan in pool:
-            if target is not None:
-                break
-            target = next((n for n in plan.call_nodes if n.tool == node.tool), None)
         if target is None:
-            return node
+            target = next((n for n in intended.call_nodes if n.tool == node.tool), None)
+        tspec = self.spec(target.tool) if target is not None else None
+        if target is None or tspec is None or not tspec.required <= set(target.args):
+            return self.repair(node, nodes, reason or "")
         ids = [n.id for n in nodes]
         args = dict(target.args)
         for producer in referenced_nodes(target, [*ids, *intended.ids]):
@@ -962,6 +1020,64 @@ class _Turn:
                 remapped if remapped is not None else rewrite_refs(args, {producer: last.id}, ids)
             )
         return node.model_copy(update={"tool": target.tool, "args": args})
+
+    def repair(self, node: PlanNode, nodes: list[PlanNode], reason: str) -> PlanNode:
+        """The call fixed from what the error message and the visible context say.
+
+        An unknown tool or parameter name becomes the closest listed one; a value of the wrong
+        type is converted when it can be; an enum value outside the list becomes the closest
+        allowed one; a missing required parameter is filled from an earlier step's output of
+        its kind, a value the query states for it, or an argument of the same name an earlier
+        step used. Anything else stays as it was (the fix fails).
+        """
+        tool = node.tool or ""
+        spec = self.specs.get(tool)
+        if spec is None:
+            tool = closest(tool, self.specs) or tool
+            spec = self.specs.get(tool)
+        if spec is None:
+            return node
+        args = dict(node.args)
+        for k in list(args):
+            if k not in spec.param_names:
+                new = closest(k, [p for p in spec.param_names if p not in args])
+                value = args.pop(k)
+                if new is not None:
+                    args[new] = value
+        ids = [n.id for n in nodes]
+        for k, v in list(args.items()):
+            if exact_reference(v, ids) is not None:
+                continue
+            check = spec.check_value(k, v)
+            if check.ok:
+                continue
+            schema = spec.param_schema(k) or {}
+            fixed = _convert(v, schema)
+            if fixed is not _NONE and spec.check_value(k, fixed).ok:
+                args[k] = fixed
+        earlier = [n for n in nodes if n.status == "done" and n.is_call and n.id != node.id]
+        for p in sorted(spec.required - set(args)):
+            kind = (spec.param_schema(p) or {}).get("x-kind")
+            val: Any = _NONE
+            for n in reversed(earlier):
+                nspec = self.specs.get(n.tool or "")
+                hit = (
+                    next((pth for pth, kk in output_kinds(nspec.returns) if kk == kind), None)
+                    if nspec is not None and kind
+                    else None
+                )
+                if hit:
+                    val = "${" + ".".join((n.id, *hit)) + "}"
+                    break
+            if val is _NONE:
+                val = self.view.labelled(spec, p)
+            if val is _NONE and kind:
+                val = self.view.literal_of_kind(str(kind), {}, None)
+            if val is _NONE:
+                val = next((n.args[p] for n in reversed(earlier) if p in n.args), _NONE)
+            if val is not _NONE:
+                args[p] = val
+        return node.model_copy(update={"tool": tool, "args": args})
 
     def replace_node(
         self, nodes: list[PlanNode], failed: PlanNode, repl: PlanNode
@@ -1022,9 +1138,7 @@ class _Actor:
             p = Plan.parse(turn.system.split(_PLAN_MARKER, 1)[1])
             if isinstance(p, Plan):
                 self.given = p
-        if self.given is not None:
-            turn.factor = turn.profile.guided_error_factor
-        base = self.given or turn.m.intended_plan()
+        base = self.given or turn.intended()
         self.nodes: list[PlanNode] = [
             n.model_copy(update={"status": "done" if n.id == ROOT else "pending"})
             for n in base.nodes
@@ -1148,16 +1262,14 @@ class _Actor:
             if n in self.steps
         ]
         reading = read_observation(obs, t.spec(tool), t.plaus_context(args, earlier))
-        r = t.rng(key, "after", st.node.id, st.attempts)
-        u_fix, u_dup = r.random(), r.random()
         if reading.kind is ObsKind.OK:
-            self.accept(st, obs, u_dup, tool)
+            self.accept(st, obs, tool)
             return
         if reading.kind is ObsKind.INVALID:
             st.invalid += 1
             if st.invalid >= t.profile.max_attempts:
                 raise _Abort(f"{tool} kept rejecting my calls ({reading.reason})")
-            suspect = self.suspect(st, reading, key)
+            suspect = self.suspect(st, reading)
             if suspect is not None:
                 # the value an earlier tool gave is what this tool rejects: that result is wrong
                 st.repeat = None
@@ -1165,16 +1277,16 @@ class _Actor:
                 p_tool, p_args = suspect.last or (suspect.out_tool or "", {})
                 self.fault(suspect, p_tool, p_args, Reading(ObsKind.IMPLICIT, why), key, True)
                 return
-            if u_fix < t.profile.fix_invalid_call:
-                self.fix(st)
+            if t.fix_draw(st.node.id, st.invalid, t.profile.fix_invalid_call):
+                self.fix(st, reading.reason)
             else:
                 st.repeat = (tool, args)
             return
         self.fault(st, tool, args, reading, key, False)
         if st.status == "trusted":
-            self.accept(st, obs, u_dup, tool)
+            self.accept(st, obs, tool)
 
-    def suspect(self, st: _Step, reading: Reading, key: str) -> _Step | None:
+    def suspect(self, st: _Step, reading: Reading) -> _Step | None:
         """An earlier step whose result fed the rejected argument, if the agent suspects it.
 
         A careful agent (``notice_implicit``) that sees a well-formed call rejected because a
@@ -1186,7 +1298,8 @@ class _Actor:
         cands = _suspects(st.node, self.ids, done, reading)
         if not cands:
             return None
-        if t.rng(key, "suspect", st.node.id, st.invalid).random() >= t.profile.notice_implicit:
+        base = st.node.id.split(".")[0]
+        if t.rng("suspect", base, st.invalid - 1).random() >= t.profile.notice_implicit:
             return None
         return self.steps[cands[-1]]
 
@@ -1203,7 +1316,7 @@ class _Actor:
             reading,
             retries=st.retries,
             can_reroute=alt is not None,
-            key=(key, st.node.id),
+            key=(st.node.id.split(".")[0], st.retries),
             noticed=noticed,
         )
         if action == "trust":
@@ -1226,18 +1339,29 @@ class _Actor:
         else:
             raise _Abort(f"{tool} failed ({reading.reason}) and I see no way around it")
 
-    def accept(self, st: _Step, obs: Any, u_dup: float, tool: str) -> None:
+    def accept(self, st: _Step, obs: Any, tool: str) -> None:
         st.status = "done"
         st.output = obs
         st.out_tool = tool
         self.order.append(st.node.id)
-        st.want_dup = u_dup < self.t.rate(ErrorType.TOOLCALL_REDUNDANCY)
+        # a redundant repeat is a structural decision of the step; a written plan carries its
+        # own (a duplicated node), so an executor following one adds none
+        st.want_dup = self.own(st) and self.struct(st, ErrorType.TOOLCALL_REDUNDANCY)
 
-    def fix(self, st: _Step) -> None:
-        """Correct a rejected step from the intended plan; bring back what it needs."""
+    def own(self, st: _Step) -> bool:
+        """Whether the agent decides this step itself (ReAct), not a written plan."""
+        return self.given is None or st.node.id not in self.given.ids
+
+    def struct(self, st: _Step, error: ErrorType) -> bool:
+        """The step's structural decision for ``error`` (its first-attempt draw)."""
+        _, u = self.t.decision(st.node.id, 0)
+        return u[_STRUCTURAL.index(error)] < self.t.rate(error)
+
+    def fix(self, st: _Step, reason: str = "") -> None:
+        """Correct a rejected step from the error message and the visible request."""
         t = self.t
-        target = t.corrected(st.node, self.nodes)
-        intended = {n.id: n for n in t.m.intended_plan().nodes}
+        target = t.corrected(st.node, self.nodes, reason)
+        intended = {n.id: n for n in t.intended().nodes}
         deps = list(st.node.deps)
         for p in referenced_nodes(target, [*self.ids, *intended]):
             if p not in self.ids and p in intended:
@@ -1272,14 +1396,12 @@ class _Actor:
             return _ai(self.answer(exc.reason))
         if not t.bound:
             return _ai(self.answer(None))
-        r = t.rng(t.key, "turn")
         pending = [s for s in self._call_steps() if s.status == "pending"]
         # a forgotten step stays forgotten for the whole episode (its draw is per step)
         for s in pending:
-            if s.attempts == 0 and not s.needed:
-                u = t.rng("missing", s.node.id, s.node.tool).random()
-                if u < t.rate(ErrorType.TOOLCALL_MISSING):
-                    s.status = "skipped"
+            own = s.attempts == 0 and not s.needed and self.own(s)
+            if own and self.struct(s, ErrorType.TOOLCALL_MISSING):
+                s.status = "skipped"
         pending = [s for s in pending if s.status == "pending"]
         ready = [s for s in pending if all(self.satisfied(d) for d in s.node.deps)]
         dups = [s for s in self._call_steps() if s.want_dup and s.status == "done"]
@@ -1293,19 +1415,21 @@ class _Actor:
                     )
                 )
             return _ai(self.answer(None))
-        u_serial, u_par = r.random(), r.random()
-        if len(ready) > 1 and u_serial < t.rate(ErrorType.SERIAL_ERROR):
-            ready = ready[:1]
-        early: list[_Step] = []
-        if ready and u_par < t.rate(ErrorType.PARALLELISM_ERROR):
-            wave = {s.node.id for s in ready}
-            early = [
-                s
-                for s in pending
-                if s not in ready
-                and s.attempts == 0
-                and all(self.satisfied(d) or d in wave for d in s.node.deps)
-            ][:1]
+        # a step drawn serial waits while other steps can go (an order no data flow needs)
+        if len(ready) > 1:
+            later = [s for s in ready if self.own(s) and self.struct(s, ErrorType.SERIAL_ERROR)]
+            ready = [s for s in ready if s not in later] or ready[:1]
+        # a step drawn parallel goes out with the wave that should feed it
+        wave = {s.node.id for s in ready}
+        early = [
+            s
+            for s in pending
+            if s not in ready
+            and s.attempts == 0
+            and self.own(s)
+            and self.struct(s, ErrorType.PARALLELISM_ERROR)
+            and all(self.satisfied(d) or d in wave for d in s.node.deps)
+        ]
         tool_calls = []
         for s in ready:
             tool_calls.append(self.call_for(s, raw_refs=False))
@@ -1329,8 +1453,13 @@ class _Actor:
             return {"name": tool, "args": dict(args), "id": cid, "type": "tool_call"}
         tool = s.node.tool or ""
         spec = t.spec(tool)
-        r = t.rng(t.key, "call", s.node.id, s.attempts)
-        err = t.draw_call_error(r)
+        if self.own(s) or s.attempts > 0:
+            r, _ = t.decision(s.node.id, s.attempts)
+            err = t.draw_call_error(r)
+        else:  # the first call of a written plan's node: the node as written
+            factor = t.profile.guided_error_factor
+            r = t.rng("transcribe", s.node.id)
+            err = t.draw_call_error(r, factor) if factor else None
         args = dict(s.node.args) if raw_refs else self.resolve(s.node.args, spec)
         if err is ErrorType.DEPENDENCE_NULL:
             refs = [k for k, v in s.node.args.items() if exact_reference(v, self.ids)]
@@ -1577,7 +1706,7 @@ def _remap_by_kind(
     ids: list[str],
 ) -> dict[str, Any] | None:
     """Point references to ``old``'s output at the field of ``new`` with the same kind."""
-    targets = _output_kinds(new_spec.returns)
+    targets = output_kinds(new_spec.returns)
     out: dict[str, Any] = {}
     for k, v in args.items():
         ref = exact_reference(v, ids)
@@ -1593,73 +1722,6 @@ def _remap_by_kind(
             hit = tuple(ref.path)
         out[k] = "${" + ".".join((new, *hit)) + "}"
     return out
-
-
-def graft(
-    nodes: list[PlanNode],
-    done: set[str],
-    alt: Plan,
-    keep: Iterable[str] = (),
-    fresh: int | None = None,
-) -> list[PlanNode]:
-    """Switch to plan ``alt``, reusing executed nodes of ``nodes`` that ``alt`` also has.
-
-    An alternative node matches an executed node with the same tool and the same arguments
-    (references compared after mapping); unmatched alternative nodes get fresh ids. Executed
-    nodes are kept as they are; pending nodes of the old plan are dropped.
-    """
-    keep = set(keep)
-    kept = [n for n in nodes if n.id in done or n.id in keep or n.id == ROOT]
-    used = {n.id for n in kept}
-    idmap: dict[str, str] = {ROOT: ROOT}
-    matched: set[str] = set()
-    new: list[PlanNode] = []
-    order = [nid for layer in alt.layers() for nid in layer]
-    alt_nodes = {n.id: n for n in alt.nodes}
-    if fresh is None:
-        fresh = int(next_id([*nodes, *alt.nodes]))
-    for aid in order:
-        an = alt_nodes[aid]
-        if aid in (ROOT, RESPONSE):
-            continue
-        args = rewrite_refs(an.args, idmap, alt.ids)
-        hit = next(
-            (
-                n
-                for n in kept
-                if n.id in done
-                and n.id not in matched
-                and n.tool == an.tool
-                and canonical_json(n.args) == canonical_json(args)
-            ),
-            None,
-        )
-        if hit is not None:
-            idmap[aid] = hit.id
-            matched.add(hit.id)
-            continue
-        nid = aid if aid not in used else str(fresh)
-        if nid == str(fresh):
-            fresh += 1
-        used.add(nid)
-        idmap[aid] = nid
-        new.append(
-            an.model_copy(
-                update={
-                    "id": nid,
-                    "args": args,
-                    "deps": [idmap.get(d, d) for d in an.deps],
-                    "status": "pending",
-                }
-            )
-        )
-    resp = alt_nodes.get(RESPONSE)
-    resp_node = (
-        resp.model_copy(update={"deps": [idmap.get(d, d) for d in resp.deps], "status": "pending"})
-        if resp
-        else PlanNode(id=RESPONSE, desc="answer the user", deps=[n.id for n in new][-1:] or [ROOT])
-    )
-    return [*kept, *new, resp_node]
 
 
 def _cut_short(nodes: list[PlanNode], reason: str, failed: str | None = None) -> list[PlanNode]:
@@ -1740,4 +1802,4 @@ def _fill_schema(
     return out
 
 
-__all__ = ["SimulatedChatModel", "graft", "rewrite_refs"]
+__all__ = ["SimulatedChatModel", "rewrite_refs"]

@@ -1,0 +1,488 @@
+"""What a model can know: the simulated agent's reading of a request.
+
+The simulated model (:mod:`replan.models.simulated`) may use only what a language model is
+shown: the user's query, the tool list of the request (names, descriptions, parameter and output
+schemas, including their ``x-kind`` annotations, which stand in for a model's reading of what a
+parameter or an output field means) and the observations in the conversation. It never reads a
+task's gold plan, its valid paths, its checker or its fault schedule. The general vocabulary of
+value kinds (:mod:`replan.env.corpus.kinds`: what an airport code or a date looks like) stands in
+for a model's world knowledge.
+
+- :func:`read_plan` writes the plan a careful reader would write, with no mistakes: the steps the
+  query describes (a step is recognised when the query paraphrases the first sentence of a
+  listed tool's description), or, for a query that lists no steps, the tools its words name,
+  with whatever producers their inputs need (backward chaining by kind). Each input is bound to
+  an earlier step's output of the same kind, else to a value the query states (labelled
+  ``label: value``, or recognised by its kind); a required input with no visible source is left
+  out, so the call fails as a model's would.
+- :func:`routes` lists replacement chains for a failed tool among the listed tools only: chains
+  of one to three tools whose last output has the kinds the plan needs, ranked by length and by
+  how close their descriptions are to the failed tool's.
+
+Both are pure functions of the visible request, so the same request always reads the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode
+from replan.core.tools import ToolSpec
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "for",
+        "to",
+        "and",
+        "or",
+        "in",
+        "on",
+        "at",
+        "by",
+        "with",
+        "from",
+        "into",
+        "its",
+        "it",
+        "is",
+        "be",
+        "as",
+        "this",
+        "that",
+        "me",
+        "my",
+        "i",
+        "you",
+        "your",
+        "their",
+        "our",
+        "all",
+        "each",
+        "one",
+        "two",
+        "any",
+        "some",
+        "then",
+    ]
+)
+
+
+def output_kinds(schema: Mapping[str, Any], path: tuple[str, ...] = ()) -> list:
+    """(path, x-kind) of every object field of an output schema (not inside arrays)."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return out
+    for k, sub in props.items():
+        if not isinstance(sub, Mapping):
+            continue
+        if sub.get("x-kind"):
+            out.append(((*path, k), str(sub["x-kind"])))
+        if sub.get("type") == "object":
+            out += output_kinds(sub, (*path, k))
+    return out
+
+
+def value_fields(schema: Mapping[str, Any], path: tuple[str, ...] = (), depth: int = 0) -> list:
+    """(path, x-kind) of the output fields a later call can rely on: fields the schema lists
+    as required (when it lists any), nested objects, and element 0 of arrays -- plain fields
+    first, array elements last."""
+    out: list[tuple[tuple[str, ...], str]] = []
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(props, Mapping):
+        return out
+    required = schema.get("required")
+    for k, sub in props.items():
+        if not isinstance(sub, Mapping):
+            continue
+        if isinstance(required, list) and k not in required:
+            continue
+        here = (*path, str(k))
+        if sub.get("x-kind"):
+            out.append((here, str(sub["x-kind"])))
+        if depth < 4 and sub.get("type") == "object":
+            out += value_fields(sub, here, depth + 1)
+        elif depth < 4 and sub.get("type") == "array" and isinstance(sub.get("items"), Mapping):
+            out += value_fields(sub["items"], (*here, "0"), depth + 1)
+    return sorted(out, key=lambda pk: ("0" in pk[0], len(pk[0])))
+
+
+def param_kind(spec: ToolSpec, param: str) -> str | None:
+    k = (spec.param_schema(param) or {}).get("x-kind")
+    return str(k) if k else None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def similarity(a: ToolSpec, b: ToolSpec) -> float:
+    """Word overlap (Jaccard) of two tools' names and descriptions."""
+    wa = _words(a.name.replace("_", " ") + " " + a.description)
+    wb = _words(b.name.replace("_", " ") + " " + b.description)
+    return len(wa & wb) / len(wa | wb) if wa | wb else 0.0
+
+
+def step_phrase(spec: ToolSpec) -> str:
+    """How a request paraphrases a call of ``spec``: its description's first sentence."""
+    text = spec.description.strip().split(". ")[0].rstrip(".")
+    return re.sub(r"\s*\([^)]*\)", "", text).strip()
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
+
+
+def _label(spec: ToolSpec, param: str) -> str:
+    desc = ((spec.param_schema(param) or {}).get("description") or "").strip().rstrip(".")
+    return desc or param.replace("_", " ")
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A value the query states, where, and (when recognised) its kind."""
+
+    start: int
+    value: Any
+    kind: str | None
+
+
+class View:
+    """The visible request: the query, the listed tools (in order) and the kind vocabulary."""
+
+    def __init__(self, query: str, specs: Mapping[str, ToolSpec], kinds: Mapping[str, Any]):
+        self.query = query
+        self.specs = dict(specs)
+        self.kinds = kinds
+        self.literals = self._literals()
+
+    # -- values the query states -------------------------------------------------------------
+    def _literals(self) -> list[Literal]:
+        out: list[Literal] = []
+        for kname, k in self.kinds.items():
+            for ex in getattr(k, "examples", ()):
+                pat = r"(?<![\w-])" + re.escape(_text(ex)) + r"(?![\w-])"
+                if isinstance(ex, bool | int | float):  # a bare number only as a stated value
+                    pat = r"(?<=: )" + re.escape(_text(ex)) + r"(?![\w.-])"
+                for m in re.finditer(pat, self.query):
+                    out.append(Literal(m.start(), ex, kname))
+        return sorted(out, key=lambda x: (x.start, x.kind or ""))
+
+    def labelled(self, spec: ToolSpec, param: str) -> Any:
+        """The value the query gives after ``<label>: `` for this parameter, if any.
+
+        When several parameters of the tool share a label, the k-th of them (in the tool's
+        parameter order) takes the k-th value stated under it.
+        """
+        label = _label(spec, param)
+        nth = (
+            [p for p in spec.param_names if _label(spec, p).lower() == label.lower()].index(param)
+            if param in spec.param_names
+            else 0
+        )
+        found = list(
+            re.finditer(
+                r"(?:(?<=: )|(?<=; )|(?<=/ )|(?<=\. ))" + re.escape(label) + r"(?: / [^:;]+?)*: ",
+                self.query,
+                flags=re.I,
+            )
+        )
+        if not found:
+            return _NONE
+        m = found[min(nth, len(found) - 1)]
+        rest = self.query[m.end() :]
+        kname = param_kind(spec, param)
+        k = self.kinds.get(kname) if kname else None
+        for ex in getattr(k, "examples", ()) if k is not None else ():
+            if rest.startswith(_text(ex)):
+                return ex
+        raw = re.split(r"; |\.(?:\s|$)", rest, maxsplit=1)[0].strip()
+        if not raw:
+            return _NONE
+        schema = spec.param_schema(param) or {}
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError:
+            parsed = raw
+        if schema.get("type") == "string" and not isinstance(parsed, str):
+            return raw
+        return parsed
+
+    def is_literal(self, kind: str) -> bool:
+        """Whether a user can state a value of ``kind`` (a city, a date) -- not only tools."""
+        k = self.kinds.get(kind)
+        return bool(getattr(k, "examples", ()))
+
+    def literal_of_kind(self, kind: str, used: Mapping[str, int], near: int | None) -> Any:
+        """The next unused literal of ``kind`` (those at or after ``near`` first)."""
+        found = [lit for lit in self.literals if lit.kind == kind]
+        if near is not None:
+            found = [lit for lit in found if lit.start >= near] + [
+                lit for lit in found if lit.start < near
+            ]
+        i = used.get(kind, 0)
+        return found[i].value if i < len(found) else _NONE
+
+    # -- the steps the query describes -------------------------------------------------------
+    def described_steps(self) -> list[tuple[int, str]]:
+        """(position, tool) of every step the query describes, in reading order."""
+        hits: list[tuple[int, int, str]] = []
+        for name, spec in self.specs.items():
+            phrase = step_phrase(spec)
+            if len(phrase) < 8:
+                continue
+            pat = r"(?<![\w])" + re.escape(phrase).replace(r"\ ", r"\s+") + r"(?![\w])"
+            for m in re.finditer(pat, self.query, flags=re.I):
+                hits.append((m.start(), m.end(), name))
+        hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), list(self.specs).index(h[2])))
+        out: list[tuple[int, str]] = []
+        end = -1
+        for start, stop, name in hits:
+            if start < end:
+                continue  # a shorter or equal phrase inside one already read
+            out.append((start, name))
+            end = stop
+        return out
+
+    def goal_tools(self) -> list[str]:
+        """Tools the query names by their words (``book_flight``: "book ... flight")."""
+        q = " " + " ".join(_WORD.findall(self.query.lower())) + " "
+        out = []
+        for name in self.specs:
+            toks = [t for t in name.lower().split("_") if t and t not in ("get", "api")]
+            if toks and all(re.search(r"\s" + re.escape(t.rstrip("s")), q) for t in toks):
+                out.append(name)
+        # a named tool that only feeds another named tool is not a goal of its own
+        return [n for n in out if not any(m != n and self._feeds(n, m) for m in out)]
+
+    def _feeds(self, a: str, b: str) -> bool:
+        out = {k for _, k in output_kinds(self.specs[a].returns)}
+        return any(param_kind(self.specs[b], p) in out for p in self.specs[b].param_names)
+
+    def producers(self, kind: str, exclude: Iterable[str] = ()) -> list[str]:
+        """Listed tools with an output field of ``kind`` (listing order)."""
+        ex = set(exclude)
+        return [
+            n
+            for n, s in self.specs.items()
+            if n not in ex and any(k == kind for _, k in output_kinds(s.returns))
+        ]
+
+
+class _NoneType:
+    def __repr__(self) -> str:
+        return "<none>"
+
+
+_NONE: Any = _NoneType()
+
+
+def _hit(spec: ToolSpec, kind: str) -> tuple[str, ...] | None:
+    return next((p for p, k in output_kinds(spec.returns) if k == kind), None)
+
+
+class _Writer:
+    """Writes plan nodes, binding inputs to earlier outputs or stated values."""
+
+    def __init__(self, view: View):
+        self.v = view
+        self.nodes: list[PlanNode] = []
+        self.used: dict[str, int] = {}
+
+    def _next_id(self) -> str:
+        return str(len(self.nodes) + 1)
+
+    def add(self, tool: str, near: int | None, depth: int = 0, chain: bool = False) -> str | None:
+        spec = self.v.specs[tool]
+        args: dict[str, Any] = {}
+        for p in spec.param_names:
+            val = self.bind(spec, p, near, depth)
+            if val is not _NONE:
+                args[p] = val
+        prev = self.nodes[-1] if self.nodes and chain else None
+        if prev is not None and not any(
+            _REF.search(_text(v)) and _text(v).find("${" + prev.id + ".") >= 0
+            for v in args.values()
+        ):
+            # a step of a described chain takes something from the step before: the first
+            # required input of a kind that step gives, though the query states a value too
+            for p in spec.param_names:
+                kind = param_kind(spec, p)
+                if p in spec.required and kind and kind != "_":
+                    got = self._latest([prev], kind)
+                    if got is not None:
+                        args[p] = got
+                        break
+        nid = self._next_id()
+        refs = sorted(
+            {m.group(1).split(".")[0] for v in args.values() for m in _REF.finditer(_text(v))},
+            key=_idkey,
+        )
+        self.nodes.append(
+            PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
+        )
+        return nid
+
+    def bind(self, spec: ToolSpec, p: str, near: int | None, depth: int) -> Any:
+        """A value for parameter ``p``: one the query states for it, an earlier step's output
+        of its kind, a value of its kind the query states, or a producer's output. Optional
+        parameters take only a value the query states for them."""
+        kind = param_kind(spec, p)
+        got = self.v.labelled(spec, p)
+        if got is not _NONE or p not in spec.required:
+            return got
+        literal = kind is not None and self.v.is_literal(kind)
+        if kind and self.nodes and not literal:
+            # a tool-made value: the step before first (a request's steps read as a chain),
+            # then the latest earlier one; in a step its last field of the kind, plain first
+            got = self._latest(self.nodes[-1:], kind) or self._latest(self.nodes, kind)
+            if got is not None:
+                return got
+        if kind:
+            got = self.v.literal_of_kind(kind, self.used, near)
+            if got is not _NONE:
+                self.used[kind] = self.used.get(kind, 0) + 1
+                return got
+        if kind and self.nodes:
+            got = self._latest(self.nodes[-1:], kind) or self._latest(self.nodes, kind)
+            if got is not None:
+                return got
+        if kind and p in spec.required and depth < 3:
+            for prod in self.v.producers(kind, exclude={spec.name}):
+                pspec = self.v.specs[prod]
+                if all(self._bindable(pspec, q) for q in pspec.required):
+                    nid = self.add(prod, near, depth + 1)
+                    hit = _hit(pspec, kind)
+                    if nid is not None and hit is not None:
+                        return "${" + ".".join((nid, *hit)) + "}"
+        return _NONE
+
+    def _latest(self, nodes: Sequence[PlanNode], kind: str) -> str | None:
+        fallback = None
+        for n in reversed(nodes):
+            prod = self.v.specs.get(n.tool or "")
+            for path, k in reversed(value_fields(prod.returns)) if prod is not None else ():
+                if k != kind:
+                    continue
+                ref = "${" + ".".join((n.id, *path)) + "}"
+                if "0" not in path:
+                    return ref
+                fallback = fallback or ref
+        return fallback
+
+    def _bindable(self, spec: ToolSpec, p: str) -> bool:
+        kind = param_kind(spec, p)
+        if self.v.labelled(spec, p) is not _NONE:
+            return True
+        if not kind:
+            return False
+        if any(_hit(self.v.specs[n.tool], kind) for n in self.nodes if n.tool in self.v.specs):
+            return True
+        if any(lit.kind == kind for lit in self.v.literals):
+            return True
+        return bool(self.v.producers(kind, exclude={spec.name}))
+
+    def plan(self) -> Plan:
+        used = {d for n in self.nodes for d in n.deps}
+        sinks = [n.id for n in self.nodes if n.id not in used]
+        nodes = [
+            PlanNode(id=ROOT, desc=self.v.query, status="done"),
+            *self.nodes,
+            PlanNode(id=RESPONSE, desc="answer the user", deps=sinks or [ROOT]),
+        ]
+        return Plan(
+            nodes=nodes,
+            thought="I read the request and the tool list and plan the calls it needs.",
+        )
+
+
+_REF = re.compile(r"\$\{([^{}]+)\}")
+
+
+def _idkey(nid: str) -> tuple:
+    return tuple(int(x) if x.isdigit() else 0 for x in nid.split("."))
+
+
+def read_plan(view: View) -> Plan:
+    """The plan a careful reader writes from the query and the tool list (no mistakes)."""
+    w = _Writer(view)
+    steps = view.described_steps()
+    if steps:
+        for pos, tool in steps:
+            w.add(tool, pos, chain=True)
+    else:
+        for tool in view.goal_tools():
+            w.add(tool, None)
+    return w.plan()
+
+
+def routes(
+    view: View,
+    failed: str,
+    need: Sequence[str],
+    exclude: Iterable[str],
+    max_len: int = 3,
+) -> list[list[str]]:
+    """Chains of listed tools that could replace ``failed``: the last tool outputs every kind
+    in ``need`` and each later tool takes an input of a kind the one before outputs. Shortest
+    first, then closest in description to ``failed``; tools in ``exclude`` are never used."""
+    ex = set(exclude) | {failed}
+    fspec = view.specs.get(failed)
+    cands = [n for n in view.specs if n not in ex]
+
+    def outs(n: str) -> set[str]:
+        return {k for _, k in output_kinds(view.specs[n].returns)}
+
+    def ins(n: str) -> set[str]:
+        s = view.specs[n]
+        return {k for p in s.param_names if (k := param_kind(s, p))}
+
+    enders = [n for n in cands if set(need) <= outs(n)] if need else []
+    found: list[list[str]] = [[n] for n in enders]
+    frontier = [[n] for n in enders]
+    for _ in range(max_len - 1):
+        nxt = []
+        for chain in frontier:
+            head = chain[0]
+            for n in cands:
+                if n in chain or not (outs(n) & ins(head)):
+                    continue
+                nxt.append([n, *chain])
+        found += nxt
+        frontier = nxt
+
+    def score(chain: list[str]) -> tuple:
+        sim = max((similarity(view.specs[n], fspec) for n in chain), default=0.0) if fspec else 0
+        return (len(chain), -sim, chain)
+
+    return sorted(found, key=score)
+
+
+def closest(name: str, options: Iterable[str]) -> str | None:
+    """The option most like ``name`` (a misspelt tool or parameter name), if any is close."""
+    got = difflib.get_close_matches(name, list(options), n=1, cutoff=0.5)
+    return got[0] if got else None
+
+
+__all__ = [
+    "Literal",
+    "View",
+    "closest",
+    "output_kinds",
+    "param_kind",
+    "read_plan",
+    "routes",
+    "similarity",
+    "step_phrase",
+    "value_fields",
+]
