@@ -4,6 +4,10 @@ One Episode JSON per line. The task of an episode comes from ``--tasks`` (one Ta
 line, matched by ``task_id``) or from ``episode.metadata["task"]`` when the runner embedded it.
 A malformed line is reported (file and line number) on stderr and the rest is scored. With
 ``--json`` exactly one JSON object, keyed by metric name, goes to stdout.
+
+Infrastructure failures (model error, crash, timeout) are accounted by
+:func:`replan.evaluators.score_records`, the same rule the run summary and the report use: failed
+runs in TSR / Pass@1, left out of every process metric, counted in ``failures``.
 """
 
 from __future__ import annotations
@@ -18,23 +22,32 @@ from rich.console import Console
 from rich.table import Table
 
 
-def _read_jsonl(path: Path, cls: Any, what: str, errors: list[dict[str, Any]]) -> list[Any]:
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for ln, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                out.append(cls.model_validate_json(line))
-            except ValidationError as exc:
-                msg = "; ".join(
-                    f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}"
-                    for e in exc.errors()[:3]
-                )
-                errors.append(
-                    {"file": str(path), "line": ln, "message": f"not a valid {what}: {msg}"}
-                )
-    return out
+def _read_jsonl(
+    path: Path, cls: Any, what: str, errors: list[dict[str, Any]], key: str
+) -> list[tuple[int, Any]]:
+    """``(line, object)`` for every valid line; every other line (not UTF-8, not JSON, too
+    deep, not a valid ``what``, a repeated ``key``) becomes an error naming file and line."""
+    from replan.core.jsonl import LineError, find_duplicates, iter_lines
+
+    out: list[tuple[int, Any]] = []
+    for ln, line in iter_lines(path):
+        if isinstance(line, LineError):
+            errors.append({"file": str(path), "line": ln, "message": line.message})
+            continue
+        try:
+            out.append((ln, cls.model_validate_json(line)))
+        except ValidationError as exc:
+            msg = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()[:3]
+            )
+            errors.append({"file": str(path), "line": ln, "message": f"not a valid {what}: {msg}"})
+        except (ValueError, RecursionError) as exc:
+            errors.append(
+                {"file": str(path), "line": ln, "message": f"not a valid {what}: {exc!s:.200}"}
+            )
+    kept, dups = find_duplicates(out, lambda obj: getattr(obj, key), path, key)
+    errors.extend({"file": e.file, "line": e.line, "message": e.message} for e in dups)
+    return kept
 
 
 def _fmt(x: Any) -> str:
@@ -122,8 +135,19 @@ def score_command(
 
     err = Console(stderr=True)
     errors: list[dict[str, Any]] = []
-    task_list = _read_jsonl(tasks, Task, "Task", errors) if tasks else []
-    eps = _read_jsonl(episodes, Episode, "Episode", errors)
+    from replan.evaluators import task_of
+
+    task_list = [t for _, t in _read_jsonl(tasks, Task, "Task", errors, "task_id")] if tasks else []
+    by_id = {t.task_id: t for t in task_list}
+    eps = []
+    for ln, ep in _read_jsonl(episodes, Episode, "Episode", errors, "episode_id"):
+        try:
+            task_of(ep, by_id)  # an invalid embedded task fails this episode, not the file
+        except ValueError as exc:
+            errors.append({"file": str(episodes), "line": ln, "message": str(exc)[:300]})
+            continue
+        eps.append(ep)
+    errors.sort(key=lambda e: (e["file"], e["line"]))
     for e in errors:
         err.print(
             f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}",
@@ -144,7 +168,17 @@ def score_command(
         return
     out = Console()
     src = ", ".join(f"{k}: {v}" for k, v in result["verdict_sources"].items())
-    table = Table(title=f"{episodes.name}: {result['episodes']} episodes (verdicts from {src})")
+    fails = result.get("failures") or 0
+    why = ", ".join(f"{k}: {v}" for k, v in (result.get("failure_reasons") or {}).items())
+    note = (
+        f"; {fails} infrastructure failure(s) ({why}): failed runs in TSR/Pass@1, left out of "
+        "the process metrics"
+        if fails
+        else ""
+    )
+    table = Table(
+        title=f"{episodes.name}: {result['episodes']} episodes (verdicts from {src}){note}"
+    )
     for col in ("metric", "value", "95% interval", "n"):
         table.add_column(col, justify="left" if col == "metric" else "right")
     for row in _rows(result):
