@@ -187,3 +187,46 @@ def test_a_tool_error_message_is_an_invalid_call() -> None:
         step.verdict.code is VerdictCode.INVALID_VALUE
         and "rate service down" in step.verdict.message
     )
+
+
+def test_the_wrapper_works_on_replans_own_corpus_tools() -> None:
+    """The same wrapper around a world-bound corpus tool (a JSON-Schema args_schema): valid and
+    invalid calls are judged by the tool's schema, and a P1 fault is injected before the world."""
+    from replan.env.corpus import load_corpus
+    from replan.env.world import World
+    from replan.nodes.tools import Recorder, world_tools
+
+    corpus = load_corpus()
+    names = ["get_default_payment_method", "buy_now"]
+    world = World({n: corpus.tools[n] for n in names}, corpus.initial_state(0), seed=0)
+    recorder = Recorder()
+    base = {t.name: t for t in world_tools(world, recorder)}
+    spec = world.tools["get_default_payment_method"]
+    sched = FaultSchedule(
+        mode="P1", target=spec.name, tools=tuple(base), kind="http_503", deliver="message"
+    )
+    wrapped = {t.name: t for t in wrap_tools(list(base.values()), sched)}
+    tool_ = wrapped[spec.name]
+    args = {"customer_id": "cus_Bt5yU1cJd6"}
+    first = tool_.invoke({"name": spec.name, "args": args, "id": "1", "type": "tool_call"})
+    assert first.status == "error" and "503" in first.content
+    assert len(recorder) == 0  # the fault came first: the world never ran
+    second = tool_.invoke({"name": spec.name, "args": args, "id": "2", "type": "tool_call"})
+    assert second.status == "success" and len(recorder) == 1
+    bad = tool_.invoke(
+        {"name": spec.name, "args": {"customer": "x"}, "id": "3", "type": "tool_call"}
+    )
+    steps = tool_.session.steps
+    assert [s.perturbation is not None for s in steps] == [True, False, False]
+    assert steps[2].verdict.code is VerdictCode.UNKNOWN_PARAM  # judged by the tool's schema
+    assert recorder.steps[-1].verdict.code is VerdictCode.UNKNOWN_PARAM  # the world agrees
+    assert bad is not None
+
+
+def test_public_names() -> None:
+    import replan
+    from replan.inplace.evaluate import evaluate_in_place
+    from replan.inplace.wrapper import wrap_tools as wt
+
+    assert replan.FaultInjectionMiddleware is FaultInjectionMiddleware
+    assert replan.evaluate_in_place is evaluate_in_place and replan.wrap_tools is wt
