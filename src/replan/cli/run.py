@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from replan.runner.core import DEFAULT_DESIGNS, DEFAULT_MODEL, REPLAN_POINT_SUITES, RunConfig
+from replan.runner.core import (
+    DEFAULT_DESIGNS,
+    DEFAULT_EPISODE_TIMEOUT_S,
+    DEFAULT_MODEL,
+    REPLAN_POINT_SUITES,
+    RunConfig,
+)
+from replan.runner.safety import exit_hard_if_threads_hang, run_interruptibly
+from replan.runner.store import StoreError, WriterLock
 
 
 def _csv(values: list[str] | None) -> list[str]:
@@ -46,6 +53,21 @@ def run_command(
     suite_path: Path = typer.Option(None, "--path", help="data file for suites that need one"),
     langsmith: bool = typer.Option(False, "--langsmith", help="also log experiments to LangSmith"),
     as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+    episode_timeout: float = typer.Option(
+        DEFAULT_EPISODE_TIMEOUT_S,
+        "--episode-timeout",
+        min=0,
+        envvar="REPLAN_EPISODE_TIMEOUT",
+        help="seconds an episode (agent code included) may take; past it the episode is "
+        "recorded as timeout and the run goes on (0: no limit)",
+    ),
+    model_timeout: float = typer.Option(
+        None,
+        "--model-timeout",
+        min=0,
+        help="seconds per model request (default $REPLAN_MODEL_TIMEOUT, else 60)",
+        show_default=False,
+    ),
 ) -> None:
     """Run designs on a suite, score every episode, store it, and print the comparison."""
     err = Console(stderr=True)
@@ -69,20 +91,45 @@ def run_command(
         concurrency=concurrency,
         base_url=base_url,
         agent_factory=agent,
+        episode_timeout_s=episode_timeout or None,
+        model_timeout_s=model_timeout or None,
     )
-    if not resume and out.exists():
-        store_file = out / "results.sqlite"
-        for f in (store_file, Path(str(store_file) + "-wal"), Path(str(store_file) + "-shm")):
-            f.unlink(missing_ok=True)
-    outcome = execute(cfg, out, backend=backend, address=address, progress_console=err)
-    if langsmith:
-        from replan.runner.langsmith import log_to_langsmith
-
-        msg = log_to_langsmith(out)
-        err.print(msg)
+    try:
+        with WriterLock(out):  # --fresh deletes only what no other process is writing
+            if not resume and out.exists():
+                store_file = out / "results.sqlite"
+                for f in (store_file, Path(f"{store_file}-wal"), Path(f"{store_file}-shm")):
+                    f.unlink(missing_ok=True)
+            outcome = execute(cfg, out, backend=backend, address=address, progress_console=err)
+    except StoreError as exc:
+        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        interrupted(err, out)
     summary = finish(out, outcome, as_json=as_json, console=err)
     if as_json:
         typer.echo(json.dumps(summary, default=str))
+    if langsmith:  # after the local results, summary and report: an upload failure loses nothing
+        from replan.runner.langsmith import log_to_langsmith
+
+        err.print(log_to_langsmith(out), highlight=False, soft_wrap=True)
+    exit_hard_if_threads_hang(0)
+
+
+def interrupted(err: Console, out: Path) -> NoReturn:
+    """Ctrl-C: say what is kept and how to go on, exit 130 at once (abandoned threads or not)."""
+    from replan.runner.store import ResultsStore
+
+    try:
+        with ResultsStore(out) as store:
+            kept = f"{len(store.done_keys())} finished episode(s) are stored in {out}"
+    except Exception:  # the message must still come out
+        kept = f"finished episodes are stored in {out}"
+    err.print(
+        f"interrupted: {kept}; rerun the same command to resume", highlight=False, soft_wrap=True
+    )
+    exit_hard_if_threads_hang(130)
+    raise typer.Exit(130)
 
 
 def execute(
@@ -131,8 +178,8 @@ def execute(
                 rate = done / max(time.perf_counter() - t0, 1e-9)
                 bar.update(tid, completed=done, total=total, rate=rate, failures=failures)
 
-            return asyncio.run(arun(cfg, out, backend=be, progress=progress))
-    return asyncio.run(arun(cfg, out, backend=be))
+            return run_interruptibly(arun(cfg, out, backend=be, progress=progress))
+    return run_interruptibly(arun(cfg, out, backend=be))
 
 
 def finish(out: Path, outcome: Any, *, as_json: bool, console: Console) -> dict[str, Any]:

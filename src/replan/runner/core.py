@@ -19,14 +19,25 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from replan.core.redact import redact, redact_value
 from replan.core.task import Task
 from replan.core.trace import EndReason, Episode
-from replan.runner.store import FAILURE_END_REASONS, FeedbackRow, ResultsStore, episode_key
+from replan.runner.store import (
+    FAILURE_END_REASONS,
+    FeedbackRow,
+    ResultsStore,
+    WriterLock,
+    episode_key,
+)
 
 DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
 DEFAULT_MODEL = "simulated:competent"
 #: suites whose instances start at a replan point (the previous plan and the last wave's results)
 REPLAN_POINT_SUITES = ("pararecover", "pararecover-synth")
+#: seconds one episode may take before it is abandoned and recorded as ``timeout``
+DEFAULT_EPISODE_TIMEOUT_S = 900.0
+#: RunConfig fields that do not change results (left out of the experiment id)
+OPERATIONAL_FIELDS = ("concurrency", "episode_timeout_s", "model_timeout_s")
 
 
 @dataclass
@@ -46,9 +57,16 @@ class RunConfig:
     concurrency: int = 4
     base_url: str | None = None
     agent_factory: str | None = None  # "module:function" for a user agent
+    #: hard wall-clock deadline of one episode, user code included (``None``: none)
+    episode_timeout_s: float | None = DEFAULT_EPISODE_TIMEOUT_S
+    #: seconds per model request (``None``: $REPLAN_MODEL_TIMEOUT or the providers' default)
+    model_timeout_s: float | None = None
 
     def experiment_id(self) -> str:
-        ident = {k: v for k, v in asdict(self).items() if k not in ("concurrency",)}
+        """What the results depend on, hashed: not how fast or how long they may take, nor a
+        credential inside ``base_url``."""
+        ident = {k: v for k, v in asdict(self).items() if k not in OPERATIONAL_FIELDS}
+        ident = redact_value(ident)
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -207,15 +225,44 @@ def model_with_prompt(spec: str, prompt: str) -> str:
 
 
 async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
-    """Run one episode; any failure becomes a stored failed episode naming the task."""
+    """Run one episode; any failure becomes a stored failed episode naming the task.
+
+    The episode runs under ``cfg.episode_timeout_s``: past it, it is abandoned (user code in its
+    daemon thread is left behind) and recorded with the end reason ``timeout``.
+    """
+    if not cfg.episode_timeout_s:
+        return await _run_job(job, cfg, agent)
+    try:
+        return await asyncio.wait_for(_run_job(job, cfg, agent), cfg.episode_timeout_s)
+    except TimeoutError:
+        return failed_episode(
+            job,
+            EndReason.TIMEOUT,
+            f"task {job.task.task_id}, design {job.design}: no result within the episode "
+            f"deadline of {cfg.episode_timeout_s:g} s (--episode-timeout); abandoned",
+        )
+
+
+def model_options(spec: str, cfg: RunConfig) -> dict[str, Any]:
+    """Client options for a provider model (the request timeout); none for simulated/local."""
+    kind = spec.partition(":")[0].strip()
+    if cfg.model_timeout_s and kind not in ("simulated", "local"):
+        return {"timeout": cfg.model_timeout_s}
+    return {}
+
+
+async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
     from replan.graphs import arun_episode
     from replan.models import make_model
+    from replan.runner.safety import in_daemon_thread
 
     spec = job.model.split("+", 1)[0]
     try:
-        model = make_model(spec, task=job.task, seed=job.seed, base_url=cfg.base_url)
+        model = make_model(
+            spec, task=job.task, seed=job.seed, base_url=cfg.base_url, **model_options(spec, cfg)
+        )
     except Exception as exc:  # a model that cannot even be built fails this episode only
-        return failed_episode(job, EndReason.MODEL_ERROR, f"{type(exc).__name__}: {exc}")
+        return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
     try:
         faults = fault_injector(job.task)
         if job.task.suite in REPLAN_POINT_SUITES and not cfg.agent_factory:
@@ -228,7 +275,7 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
                 )
             from replan.suites.pararecover import replay_task
 
-            ep = await asyncio.to_thread(
+            ep = await in_daemon_thread(
                 replay_task,
                 job.task,
                 model,
@@ -240,7 +287,7 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
             from replan.graphs.custom import run_compiled_agent
 
             factory = agent or load_factory(cfg.agent_factory)
-            ep = await asyncio.to_thread(
+            ep = await in_daemon_thread(
                 run_compiled_agent,
                 factory,
                 model,
@@ -265,7 +312,9 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
         return failed_episode(
             job,
             EndReason.CRASHED,
-            f"task {job.task.task_id}, design {job.design}: {type(exc).__name__}: {exc}\n{tb}",
+            redact(
+                f"task {job.task.task_id}, design {job.design}: {type(exc).__name__}: {exc}\n{tb}"
+            ),
         )
     return ep.model_copy(update={"model": job.model, "design": job.design, "episode_id": job.key})
 
@@ -336,7 +385,12 @@ async def arun(
     from replan.suites import load_suite
 
     t0 = time.perf_counter()
-    store = ResultsStore(out_dir)
+    lock = WriterLock(out_dir).acquire()  # one writer per store: a second run stops here
+    try:
+        store = ResultsStore(out_dir)  # a corrupt store stops here, before anything is written
+    except BaseException:
+        lock.release()
+        raise
     exp = cfg.experiment_id()
     try:
         if tasks is None:
@@ -374,3 +428,4 @@ async def arun(
         )
     finally:
         store.close()
+        lock.release()

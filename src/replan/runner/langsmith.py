@@ -4,17 +4,30 @@ The dataset is the run's tasks (one example per task and seed, inputs ``{"task_i
 "query", "task"}``), uploaded once under a name derived from its content and reused by later
 runs. The target returns the stored Episode for the example, so nothing re-runs: LangSmith gets
 the same episodes and the same scores as the local store.
+
+The upload comes after the local results, summary and report, and never undoes them: the store
+records which episodes reached which endpoint (``uploads``), an unreachable or failing endpoint
+is reported in one line, and the next ``replan run --langsmith`` on the directory sends only the
+design × model experiments with episodes still missing there.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from replan.runner.store import ResultsStore
+from replan.core.redact import redact
+from replan.runner.store import ResultsStore, StoreError, WriterLock
+
+#: what one upload is given: the run's name, its episodes by (task id, seed), the dataset
+#: (name or examples), the client; it returns when LangSmith has the experiment
+Uploader = Callable[[str, str, dict[tuple[str, int], Any], Any, Any, Path], None]
 
 
 def dataset_name(task_ids: list[str], seeds: list[int]) -> str:
@@ -22,22 +35,44 @@ def dataset_name(task_ids: list[str], seeds: list[int]) -> str:
     return f"replan-{digest[:10]}"
 
 
-def log_to_langsmith(
-    out_dir: str | Path, *, client: Any = None, upload_results: bool = True
-) -> str:
-    """Log the store's episodes to LangSmith; returns a one-line account of what happened.
+def endpoint_of(client: Any) -> str:
+    """The endpoint uploads are tracked by (credentials removed)."""
+    url = getattr(client, "api_url", None) or os.environ.get("LANGSMITH_ENDPOINT") or "langsmith"
+    return redact(str(url)).rstrip("/")
 
-    Without a client and without ``LANGSMITH_API_KEY`` it explains what is missing and changes
-    nothing (the run itself is already stored locally).
-    """
-    if client is None and not os.environ.get("LANGSMITH_API_KEY"):
-        return (
-            "--langsmith: LANGSMITH_API_KEY is not set, so nothing was sent; the results are "
-            f"in {out_dir} (set LANGSMITH_API_KEY, and LANGSMITH_ENDPOINT for a self-hosted "
-            "instance, then rerun the same command: finished episodes are not re-run)"
-        )
-    from langsmith import Client, evaluate
-    from langsmith.schemas import Example
+
+@contextmanager
+def _quiet(name: str = "langsmith") -> Iterator[None]:
+    """Keep the client's own retry warnings and tracebacks off the terminal (we say one line)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _short(exc: BaseException) -> str:
+    """``ClassName: first line`` of an exception, redacted, at most ~200 characters."""
+    text = str(exc).strip().splitlines()
+    first = text[0].split(". ")[0] if text else ""  # the sentence, not the nested reprs
+    msg = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    return redact(msg)[:200]
+
+
+def evaluate_upload(
+    design: str,
+    model: str,
+    eps: dict[tuple[str, int], Any],
+    data: Any,
+    client: Any,
+    out_dir: Path,
+    *,
+    upload_results: bool = True,
+) -> None:
+    """One LangSmith experiment for one design × model: the stored episodes, scored."""
+    from langsmith import evaluate
 
     from replan.evaluators.langsmith import (
         prefix_evaluator,
@@ -48,13 +83,79 @@ def log_to_langsmith(
         toolmaze_summary,
     )
 
-    client = client or Client()
-    with ResultsStore(out_dir) as store:
-        episodes = store.episodes()
-        tasks = store.tasks()
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        ep = eps.get((inputs["task_id"], int(inputs["seed"])))
+        return {
+            "episode": ep.model_dump(mode="json") if ep else None,
+            "answer": ep.final_answer if ep else None,
+        }
+
+    evaluate(
+        target,
+        data=data,
+        evaluators=[prefix_evaluator, toolmaze_evaluator, sde_evaluator],
+        summary_evaluators=[prefix_summary, toolmaze_summary, sde_summary],
+        experiment_prefix=f"{design}-{model}".replace(":", "-"),
+        metadata={"design": design, "model": model, "replan_out": str(out_dir)},
+        client=client,
+        upload_results=upload_results,
+        max_concurrency=0,
+    )
+
+
+def log_to_langsmith(
+    out_dir: str | Path,
+    *,
+    client: Any = None,
+    upload_results: bool = True,
+    upload: Uploader | None = None,
+) -> str:
+    """Log the store's episodes to LangSmith; returns a one-line account of what happened.
+
+    Without a client and without ``LANGSMITH_API_KEY`` it explains what is missing and changes
+    nothing (the run itself is already stored locally). Only design × model experiments with
+    episodes not yet sent to this endpoint are uploaded; each one that LangSmith accepted is
+    recorded in the store, so a failure (endpoint down, a timeout) costs a rerun of the rest.
+    Never raises for a LangSmith problem: the line says what failed and how to retry.
+    """
+    out_dir = Path(out_dir)
+    retry = (
+        f"the results, summary and report are in {out_dir}; rerun `replan run --langsmith` "
+        "with the same options to upload what is missing"
+    )
+    if client is None and not os.environ.get("LANGSMITH_API_KEY"):
+        return (
+            "--langsmith: LANGSMITH_API_KEY is not set, so nothing was sent; the results are "
+            f"in {out_dir} (set LANGSMITH_API_KEY, and LANGSMITH_ENDPOINT for a self-hosted "
+            "instance, then rerun the same command: finished episodes are not re-run)"
+        )
+    try:
+        with ResultsStore(out_dir) as store:
+            episodes = store.episodes()
+            tasks = store.tasks()
+            if client is None:
+                from langsmith import Client
+
+                client = Client()
+            target = endpoint_of(client)
+            sent = store.uploaded_keys(target)
+    except StoreError as exc:
+        return f"--langsmith: nothing was sent: {exc}"
+    except Exception as exc:  # a LangSmith client problem is one line
+        return f"--langsmith: nothing was sent ({_short(exc)}); {retry}"
     by_run: dict[tuple[str, str], dict[tuple[str, int], Any]] = defaultdict(dict)
     for e in episodes:
         by_run[(e.design, e.model)][(e.task_id, e.seed)] = e
+    pending = {
+        run: eps
+        for run, eps in by_run.items()
+        if any(e.episode_id not in sent for e in eps.values())
+    }
+    if not pending:
+        return (
+            f"--langsmith: all {len(by_run)} experiment(s) in {out_dir} are already in "
+            f"LangSmith at {target}; nothing to send"
+        )
     keys = sorted({(e.task_id, e.seed) for e in episodes})
     examples_in = [
         {
@@ -65,11 +166,42 @@ def log_to_langsmith(
         }
         for t, s in keys
     ]
-    if upload_results:
+    done: list[tuple[str, str]] = []
+    try:
+        with _quiet():
+            data = _dataset(client, keys, examples_in, upload_results)
+            for (design, model), eps in sorted(pending.items()):
+                if upload is not None:
+                    upload(design, model, eps, data, client, out_dir)
+                else:
+                    evaluate_upload(
+                        design, model, eps, data, client, out_dir, upload_results=upload_results
+                    )
+                if upload_results:
+                    with WriterLock(out_dir), ResultsStore(out_dir) as store:
+                        store.mark_uploaded([e.episode_id for e in eps.values()], target)
+                done.append((design, model))
+    except Exception as exc:  # whatever LangSmith does, the run is kept
+        left = len(pending) - len(done)
+        return (
+            f"--langsmith: upload to {target} failed ({_short(exc)}); {len(done)} of "
+            f"{len(pending)} experiment(s) sent, {left} left; {retry}"
+        )
+    return (
+        f"--langsmith: logged {len(done)} experiment(s) over {len(keys)} examples to {target}"
+        + (f" ({len(by_run) - len(done)} already there)" if len(by_run) > len(done) else "")
+    )
+
+
+def _dataset(
+    client: Any, keys: list[tuple[str, int]], examples_in: list[dict[str, Any]], upload: bool
+) -> Any:
+    """The dataset name in LangSmith (created once), or local examples when not uploading."""
+    from langsmith.schemas import Example
+
+    if upload:
         name = dataset_name([k[0] for k in keys], [k[1] for k in keys])
-        if client.has_dataset(dataset_name=name):
-            data: Any = name
-        else:
+        if not client.has_dataset(dataset_name=name):
             ds = client.create_dataset(
                 name, description="replan tasks (one example per task and seed)"
             )
@@ -78,36 +210,10 @@ def log_to_langsmith(
                 inputs=examples_in,
                 outputs=[{"task": x["task"]} for x in examples_in],
             )
-            data = name
-    else:
-        import uuid
+        return name
+    import uuid
 
-        data = [
-            Example(id=uuid.uuid4(), inputs=x, outputs={"task": x["task"]}, dataset_id=uuid.uuid4())
-            for x in examples_in
-        ]
-    results = []
-    for (design, model), eps in sorted(by_run.items()):
-
-        def target(
-            inputs: dict[str, Any], _eps: dict[tuple[str, int], Any] = eps
-        ) -> dict[str, Any]:
-            ep = _eps.get((inputs["task_id"], int(inputs["seed"])))
-            return {
-                "episode": ep.model_dump(mode="json") if ep else None,
-                "answer": ep.final_answer if ep else None,
-            }
-
-        res = evaluate(
-            target,
-            data=data,
-            evaluators=[prefix_evaluator, toolmaze_evaluator, sde_evaluator],
-            summary_evaluators=[prefix_summary, toolmaze_summary, sde_summary],
-            experiment_prefix=f"{design}-{model}".replace(":", "-"),
-            metadata={"design": design, "model": model, "replan_out": str(out_dir)},
-            client=client,
-            upload_results=upload_results,
-            max_concurrency=0,
-        )
-        results.append(res)
-    return f"--langsmith: logged {len(results)} experiment(s) over {len(keys)} examples"
+    return [
+        Example(id=uuid.uuid4(), inputs=x, outputs={"task": x["task"]}, dataset_id=uuid.uuid4())
+        for x in examples_in
+    ]

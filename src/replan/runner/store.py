@@ -9,7 +9,9 @@ crash loses at most the episodes in flight and a rerun resumes by skipping finis
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -17,8 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from replan.core.redact import redact, redact_value
 from replan.core.task import Task
 from replan.core.trace import Episode
+
+try:  # POSIX; elsewhere a store has no writer lock
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -49,6 +57,20 @@ CREATE TABLE IF NOT EXISTS episodes (
     created_at TEXT NOT NULL DEFAULT (datetime('now'))
 );
 CREATE INDEX IF NOT EXISTS episodes_by_experiment ON episodes(experiment_id, design, model);
+CREATE TABLE IF NOT EXISTS uploads (
+    episode_key TEXT NOT NULL,
+    target TEXT NOT NULL,
+    uploaded_at TEXT NOT NULL DEFAULT (datetime('now')),
+    PRIMARY KEY (episode_key, target)
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    episode_key TEXT NOT NULL REFERENCES episodes(key),
+    key TEXT NOT NULL,
+    score REAL,
+    value TEXT,
+    comment TEXT,
+    PRIMARY KEY (episode_key, key)
+);
 CREATE TABLE IF NOT EXISTS feedback (
     episode_key TEXT NOT NULL REFERENCES episodes(key),
     key TEXT NOT NULL,
@@ -77,6 +99,123 @@ def episode_key(task_id: str, design: str, model: str, seed: int) -> str:
     return f"{task_id}|{design}|{model}|{seed}"
 
 
+class StoreError(ValueError):
+    """A results store that cannot be used; the message is one line naming the file and the fix."""
+
+
+class StoreCorrupt(StoreError):
+    """``results.sqlite`` is not a sound SQLite database: nothing is read from or written to it."""
+
+
+class StoreBusy(StoreError):
+    """Another process is writing the store (it holds the writer lock)."""
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_store_file(path: str | Path) -> None:
+    """Raise :class:`StoreCorrupt` unless ``path`` is absent, empty or a sound SQLite database.
+
+    The header is read first (garbage there makes SQLite refuse the file), then ``PRAGMA
+    quick_check`` on a read-only connection (garbage in the middle of the file): a corrupt store
+    is never opened for writing, so nothing is written into it.
+    """
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return
+    fix = (
+        f"move it aside (mv {path} {path}.corrupt) and rerun to start a new store, "
+        "or restore a copy"
+    )
+    with path.open("rb") as fh:
+        header = fh.read(len(SQLITE_HEADER))
+    if header != SQLITE_HEADER:
+        raise StoreCorrupt(f"{path}: not a SQLite database (bad header); {fix}")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("PRAGMA quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreCorrupt(f"{path}: the results store is corrupt ({exc}); {fix}") from None
+    problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+    if problems:
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise StoreCorrupt(f"{path}: the results store is corrupt ({problems[0]}{more}); {fix}")
+
+
+#: writer locks this process holds: lock-file path -> [open file, how many holders]
+_WRITERS: dict[str, list[Any]] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+class WriterLock:
+    """The one-writer lock of ``out_dir``'s store; :meth:`acquire` raises :class:`StoreBusy` at once.
+
+    An exclusive ``flock`` on ``DIR/results.sqlite.lock``, which names the holder (pid and
+    command line); the OS drops it when the holder dies, even by ``kill -9``, so a stale lock
+    never blocks a rerun. Re-entrant within a process (a run and its ``--fresh`` share it).
+    """
+
+    def __init__(self, out_dir: str | Path):
+        self.dir = Path(out_dir)
+        self.path = self.dir / (ResultsStore.FILENAME + ".lock")
+        self._held = False
+
+    def acquire(self) -> WriterLock:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        key = str(self.path.resolve())
+        with _WRITERS_LOCK:
+            held = _WRITERS.get(key)
+            if held is not None:
+                held[1] += 1
+            else:
+                fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held past here
+                if fcntl is not None:
+                    try:
+                        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError:
+                        fh.seek(0)
+                        holder = fh.read().strip() or "pid unknown"
+                        fh.close()
+                        raise StoreBusy(
+                            f"{self.dir}: another replan process is writing this results store "
+                            f"({holder}); wait for it to finish or use another --out"
+                        ) from None
+                fh.seek(0)
+                fh.truncate()
+                fh.write(f"pid {os.getpid()}: {redact(' '.join(sys.argv))[:300]}\n")
+                fh.flush()
+                _WRITERS[key] = [fh, 1]
+        self._held = True
+        return self
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        key = str(self.path.resolve())
+        with _WRITERS_LOCK:
+            held = _WRITERS[key]
+            held[1] -= 1
+            if held[1] == 0:
+                del _WRITERS[key]
+                held[0].close()  # closing the file releases the flock
+
+    def __enter__(self) -> WriterLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def writer_lock(out_dir: str | Path) -> WriterLock:
+    """``with writer_lock(DIR):`` hold the store's one-writer lock (see :class:`WriterLock`)."""
+    return WriterLock(out_dir)
+
+
 class ResultsStore:
     """Thread-safe access to ``DIR/results.sqlite``."""
 
@@ -87,6 +226,7 @@ class ResultsStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / self.FILENAME
         self._lock = threading.Lock()
+        check_store_file(self.path)
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
@@ -118,7 +258,7 @@ class ResultsStore:
         with self._tx() as c:
             c.execute(
                 "INSERT OR IGNORE INTO experiments(id, config) VALUES (?, ?)",
-                (experiment_id, json.dumps(config, sort_keys=True)),
+                (experiment_id, json.dumps(redact_value(config), sort_keys=True)),
             )
 
     def save_tasks(self, tasks: Iterable[Task]) -> None:
@@ -143,6 +283,7 @@ class ResultsStore:
         ]
         with self._tx() as c:
             c.execute("DELETE FROM feedback WHERE episode_key = ?", (key,))
+            c.execute("DELETE FROM uploads WHERE episode_key = ?", (key,))  # a new result
             c.execute(
                 "INSERT OR REPLACE INTO episodes(key, experiment_id, task_id, design, model, seed,"
                 " mode, level, end_reason, success, failed, episode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -167,6 +308,22 @@ class ResultsStore:
             )
         return key
 
+    def mark_uploaded(self, keys: Iterable[str], target: str) -> None:
+        """Record that these episodes reached ``target`` (e.g. a LangSmith endpoint)."""
+        with self._tx() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO uploads(episode_key, target) VALUES (?, ?)",
+                [(k, target) for k in keys],
+            )
+
+    def uploaded_keys(self, target: str) -> set[str]:
+        """Keys of the episodes already sent to ``target``."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT episode_key FROM uploads WHERE target = ?", (target,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
     # -- reading ----------------------------------------------------------------------------------
     def done_keys(self, experiment_id: str | None = None) -> set[str]:
         with self._lock:
@@ -183,7 +340,7 @@ class ResultsStore:
             rows = self._conn.execute(
                 "SELECT id, config FROM experiments ORDER BY created_at, id"
             ).fetchall()
-        return [(r[0], json.loads(r[1])) for r in rows]
+        return [(r[0], redact_value(json.loads(r[1]))) for r in rows]
 
     def tasks(self) -> dict[str, Task]:
         with self._lock:

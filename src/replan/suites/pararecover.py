@@ -28,6 +28,8 @@ from typing import Any, Literal, Protocol
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
+from replan.core.jsonl import LineError, iter_json
+from replan.core.jsonl import loads as json_loads
 from replan.core.plan import RESPONSE, ParseFailure, Plan
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType, VerdictCode, error_types_for_tag
@@ -87,8 +89,8 @@ def _maybe_json(value: Any, what: str) -> Any:
         if not text:
             return None
         try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
+            return json_loads(text)
+        except ValueError as exc:
             try:
                 return ast.literal_eval(text)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -166,20 +168,31 @@ def parse_record(
 def iter_instances(path: str | Path) -> Iterator[ParaRecoverInstance | LoadError]:
     """Every line of a ParaRecover ``.jsonl`` file: an instance, or a :class:`LoadError`."""
     p = Path(path)
-    with p.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                yield parse_record(
-                    record,
-                    str(p),
-                    lineno,
-                    _level_of(p, record) if isinstance(record, dict) else None,
-                )
-            except (ValueError, TypeError) as exc:
-                yield LoadError(file=str(p), line=lineno, message=str(exc))
+    first_line: dict[str, int] = {}  # id -> the line that holds it: a repeat is an error
+    for lineno, record in iter_json(p):  # not UTF-8, not JSON, too deep: that line only
+        if isinstance(record, LineError):
+            yield LoadError(file=str(p), line=lineno, message=record.message)
+            continue
+        try:
+            inst = parse_record(
+                record,
+                str(p),
+                lineno,
+                _level_of(p, record) if isinstance(record, dict) else None,
+            )
+        except (ValueError, TypeError, RecursionError) as exc:
+            yield LoadError(file=str(p), line=lineno, message=str(exc) or type(exc).__name__)
+            continue
+        key = str(inst.id)
+        if key in first_line:
+            yield LoadError(
+                file=str(p),
+                line=lineno,
+                message=f"duplicate id {inst.id!r} (first on line {first_line[key]}); skipped",
+            )
+            continue
+        first_line[key] = lineno
+        yield inst
 
 
 def load_instances(path: str | Path) -> tuple[list[ParaRecoverInstance], list[LoadError]]:

@@ -1,0 +1,140 @@
+"""Keeping a run bounded: user code in abandonable threads, a prompt Ctrl-C, no hang at exit.
+
+An episode's user code (an ``--agent`` factory and its graph, a replay) runs in a daemon
+thread that the runner can abandon when the episode's deadline passes; whatever it raises,
+``SystemExit`` and ``KeyboardInterrupt`` included, becomes that episode's recorded failure,
+never the run's end. :func:`run_interruptibly` runs the runner's event loop so that Ctrl-C
+stops it at once (finished episodes are already committed); :func:`exit_hard_if_threads_hang`
+ends a command whose abandoned threads would otherwise keep the interpreter from exiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: seconds after a first Ctrl-C before the process is ended whatever it is doing
+INTERRUPT_GRACE_S = 10.0
+
+
+class UserCodeExit(RuntimeError):
+    """User code raised ``SystemExit``/``KeyboardInterrupt``: the episode fails, the run goes on."""
+
+
+async def in_daemon_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``await fn(*args, **kwargs)`` run in a new daemon thread (with this context's vars).
+
+    Unlike ``asyncio.to_thread``, a thread that never returns is never waited for: cancelling
+    the await (an episode deadline, Ctrl-C) abandons it, and it cannot keep the process alive.
+    ``SystemExit``/``KeyboardInterrupt`` raised by ``fn`` come back as :class:`UserCodeExit`.
+    """
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[T] = loop.create_future()
+    ctx = contextvars.copy_context()
+
+    def settle(result: Any, exc: BaseException | None) -> None:
+        if fut.done():  # cancelled: the episode was abandoned
+            return
+        if exc is None:
+            fut.set_result(result)
+        else:
+            fut.set_exception(exc)
+
+    def target() -> None:
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = ctx.run(fn, *args, **kwargs)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            error = UserCodeExit(f"the agent raised {type(exc).__name__}({exc})")
+            error.__cause__ = exc
+        except BaseException as exc:  # every failure goes back to the episode
+            error = exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    name = getattr(fn, "__name__", "user-code")
+    threading.Thread(target=target, name=f"replan-{name}", daemon=True).start()
+    return await fut
+
+
+def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on a new event loop; the first Ctrl-C cancels it, a second ends the process.
+
+    Raises ``KeyboardInterrupt`` once the cancelled coroutine has unwound (its ``finally``
+    blocks close the store). Outside the main thread it is plain ``asyncio.run``. The loop's
+    worker threads are not waited for, so a hung model call or agent cannot hold the exit.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return asyncio.run(coro)
+    loop = asyncio.new_event_loop()
+    main = loop.create_task(coro)
+    interrupted = threading.Event()
+    # if the cancelled run does not unwind in time, the process ends anyway
+    timer = threading.Timer(INTERRUPT_GRACE_S, _flush_and_exit, args=(130,))
+    timer.daemon = True
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if interrupted.is_set():
+            _flush_and_exit(130)
+        interrupted.set()
+        loop.call_soon_threadsafe(main.cancel)
+        timer.start()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        return loop.run_until_complete(main)
+    except asyncio.CancelledError:
+        if interrupted.is_set():
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        timer.cancel()
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()  # shuts the default executor down without waiting for its threads
+
+
+def hung_threads() -> list[threading.Thread]:
+    """Live non-daemon threads other than this one (they would block the interpreter's exit)."""
+    me = threading.current_thread()
+    return [t for t in threading.enumerate() if t is not me and t.is_alive() and not t.daemon]
+
+
+def exit_hard_if_threads_hang(code: int = 0) -> None:
+    """End the process now with ``code`` when abandoned worker threads would block its exit.
+
+    Python joins every non-daemon thread (executor workers included) before exiting, so one
+    model call or user node that never returns would hang a finished command forever. All
+    results are committed by then; output is flushed first.
+    """
+    if hung_threads():
+        _flush_and_exit(code)
+
+
+def _flush_and_exit(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # exiting anyway
+            stream.flush()
+    os._exit(code)
+
+
+__all__ = [
+    "INTERRUPT_GRACE_S",
+    "UserCodeExit",
+    "exit_hard_if_threads_hang",
+    "hung_threads",
+    "in_daemon_thread",
+    "run_interruptibly",
+]

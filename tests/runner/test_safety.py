@@ -1,0 +1,500 @@
+"""Bounded and safe under faults (issue 17): hanging or exiting agent code, Ctrl-C, two writers
+on one store, a corrupt store, hostile dataset files, LangSmith out of reach.
+
+Each test drives the real ``replan`` command in a subprocess where the fault is a process-level
+one (a hang, a signal, a second process), with every deadline short and every wait bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from replan.core.trace import EndReason
+from replan.runner.store import ResultsStore, StoreBusy, StoreCorrupt, WriterLock
+
+REPLAN = [sys.executable, "-m", "replan.cli"]
+QUICK = ["--agents", "react", "--concurrency", "1"]
+
+#: a user's agent module: answers at once, hangs, exits, or hangs from its third episode on
+AGENTS = textwrap.dedent(
+    """
+    import os, sys, threading
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    CALLS = {"n": 0}
+
+    def _answer():
+        g = StateGraph(MessagesState)
+        g.add_node("a", lambda s: {"messages": [AIMessage(content="done")]})
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        return g.compile()
+
+    def quick(tools, model):
+        return _answer()
+
+    def hangs(tools, model):
+        threading.Event().wait()
+
+    def slow(tools, model):
+        threading.Event().wait(0.8)
+        return _answer()
+
+    def exits(tools, model):
+        sys.exit(3)
+
+    def interrupts(tools, model):
+        raise KeyboardInterrupt
+
+    def hangs_from_the_third(tools, model):
+        CALLS["n"] += 1
+        if CALLS["n"] >= 3:
+            threading.Event().wait()
+        return _answer()
+    """
+)
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {**os.environ, "CI": "1", "PYTHONUNBUFFERED": "1", **extra}
+    for var in ("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2", "LANGCHAIN_TRACING"):
+        env[var] = "false"
+    return env
+
+
+def _cli(
+    *args: str, cwd: Path | None = None, timeout: float = 240, **env: str
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [*REPLAN, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=_env(**env),
+        timeout=timeout,
+    )
+
+
+def _agents_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "agents"
+    d.mkdir()
+    (d / "my_agents.py").write_text(AGENTS, encoding="utf-8")
+    return d
+
+
+def _stored(out: Path) -> list[tuple[str, str]]:
+    """(key, end reason) of every stored episode, read without the library."""
+    db = out / "results.sqlite"
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(db) as c:
+            return c.execute("SELECT key, end_reason FROM episodes ORDER BY key").fetchall()
+    except sqlite3.OperationalError:
+        return []
+
+
+def _one_line_error(stderr: str) -> None:
+    assert "Traceback" not in stderr, stderr
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("error")]
+    assert len(errors) == 1, stderr
+
+
+# -- 2. user code that hangs or exits ------------------------------------------------------------
+def test_a_hanging_agent_factory_is_recorded_as_timeout_and_the_run_ends(tmp_path):
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    t0 = time.perf_counter()
+    proc = _cli(
+        "run",
+        "--agent",
+        "my_agents:hangs",
+        "--limit",
+        "2",
+        "--concurrency",
+        "2",
+        "--episode-timeout",
+        "2",
+        "--out",
+        str(out),
+        cwd=cwd,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert time.perf_counter() - t0 < 100  # it used to wait forever
+    rows = _stored(out)
+    assert len(rows) == 2 and {r for _, r in rows} == {"timeout"}, rows
+    assert "2 failed" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("factory", "raised"), [("exits", "SystemExit"), ("interrupts", "KeyboardInterrupt")]
+)
+def test_a_factory_that_exits_fails_its_episodes_not_the_run(tmp_path, factory, raised):
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    proc = _cli(
+        "run", "--agent", f"my_agents:{factory}", "--limit", "3", "--out", str(out), cwd=cwd
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "3 failed" in proc.stderr
+    with ResultsStore(out) as store:
+        eps = store.episodes()
+    assert len(eps) == 3
+    assert all(e.end_reason is EndReason.CRASHED and raised in (e.error or "") for e in eps)
+    assert all(e.task_id in (e.error or "") for e in eps)  # the error names its task
+
+
+def test_ctrl_c_stops_the_run_at_once_and_keeps_what_finished(tmp_path):
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    proc = subprocess.Popen(
+        [
+            *(*REPLAN, "run", "--agent", "my_agents:hangs_from_the_third", "--limit", "5"),
+            *("--concurrency", "1", "--out", str(out)),
+        ],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 120
+        while len(_stored(out)) < 2 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert len(_stored(out)) == 2, "the first two episodes did not finish"
+        time.sleep(0.5)  # the third is now hanging in the agent
+        t0 = time.perf_counter()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        stopped_in = time.perf_counter() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    assert stopped_in < 15
+    assert "interrupted" in stderr and "2 finished episode(s)" in stderr, stderr
+    assert "Traceback" not in stderr
+    rows = _stored(out)
+    assert len(rows) == 2 and all(r == "answered" for _, r in rows), rows
+
+
+# -- 3. one writer per store -----------------------------------------------------------------------
+@pytest.mark.slow  # ~35 s: three runs of the CLI, the first one kept busy for 24 s
+def test_a_second_writer_is_refused_and_the_first_run_loses_nothing(tmp_path):
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    args = ["run", "--agent", "my_agents:slow", "--limit", "30", "--concurrency", "1"]
+    first = subprocess.Popen(
+        [*REPLAN, *args, "--out", str(out)],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.time() + 120
+        while not _stored(out) and time.time() < deadline and first.poll() is None:
+            time.sleep(0.05)
+        assert first.poll() is None, "the first run finished before the second could start"
+        seconds = [
+            _cli(
+                *args, "--out", str(out), "--fresh", cwd=cwd, timeout=60
+            ),  # the one that lost data
+            _cli(*args, "--out", str(out), cwd=cwd, timeout=60),  # the one that redid everything
+        ]
+        assert first.poll() is None, "the first run must still be running: make it slower"
+        _, err_first = first.communicate(timeout=240)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    for second in seconds:
+        assert second.returncode == 2, second.stderr
+        _one_line_error(second.stderr)
+        assert f"pid {first.pid}" in second.stderr and "another replan process" in second.stderr
+    assert first.returncode == 0, err_first
+    assert "30 episodes (0 already done, 30 run" in err_first
+    rows = _stored(out)
+    assert len(rows) == 30 and {r for _, r in rows} == {"answered"}  # all it reported is there
+
+
+def test_the_writer_lock_is_released_when_its_holder_dies(tmp_path):
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from replan.runner.store import WriterLock;"
+            f"WriterLock({str(tmp_path)!r}).acquire(); print('held', flush=True); time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(StoreBusy, match=f"pid {holder.pid}"):
+            WriterLock(tmp_path).acquire()
+    finally:
+        holder.kill()  # like kill -9: no cleanup runs
+        holder.wait()
+    with WriterLock(tmp_path), WriterLock(tmp_path):  # free again, and re-entrant
+        pass
+
+
+# -- 4. a corrupt store ----------------------------------------------------------------------------
+@pytest.mark.parametrize("where", ["header", "middle"])
+def test_a_corrupt_store_is_one_line_everywhere_and_never_written(tmp_path, where):
+    import shutil
+
+    from replan.runner.api import run
+
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    run(agents=["react"], limit=3, out=good)
+    shutil.copytree(good, bad)
+    db = bad / "results.sqlite"
+    data = bytearray(db.read_bytes())
+    assert len(data) > 8192
+    start = 0 if where == "header" else 4096
+    data[start : start + 4096] = bytes((i * 37 + 11) % 256 for i in range(4096))
+    db.write_bytes(bytes(data))
+    before = db.read_bytes()
+    with pytest.raises(StoreCorrupt, match=r"corrupt|not a SQLite"):
+        ResultsStore(bad)
+    for args in (
+        ["report", str(bad)],
+        ["compare", str(good), str(bad)],
+        ["run", "--limit", "3", *QUICK, "--out", str(bad)],
+    ):
+        proc = _cli(*args, timeout=120)
+        assert proc.returncode != 0, (args, proc.stderr)
+        _one_line_error(proc.stderr)
+        assert str(db) in proc.stderr.replace("\n", "")
+    assert db.read_bytes() == before  # nothing was written into it
+    assert (
+        not (bad / "results.sqlite-wal").exists()
+        or (bad / "results.sqlite-wal").stat().st_size == 0
+    )
+
+
+# -- 5. hostile dataset files ----------------------------------------------------------------------
+def _pararecover_lines(sample_files: list[Path], n: int = 3) -> list[str]:
+    return sample_files[0].read_text(encoding="utf-8").splitlines()[:n]
+
+
+def _hostile_pararecover(tmp_path: Path, sample_files: list[Path]) -> Path:
+    lines = [ln.encode() for ln in _pararecover_lines(sample_files)]
+    deep = b'{"id": 77, "query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    latin1 = '{"id": 78, "query": "caf\u00e9"}'.encode("latin-1")
+    data = tmp_path / "hostile.jsonl"
+    # line 2: not UTF-8; line 3: nested 100,000 deep; line 5: the id of line 1 again
+    data.write_bytes(b"\n".join([lines[0], latin1, deep, lines[1], lines[0], lines[2]]) + b"\n")
+    return data
+
+
+def test_audit_and_run_read_past_hostile_lines(tmp_path, sample_files):
+    data = _hostile_pararecover(tmp_path, sample_files)
+    audit = _cli("audit", "pararecover", str(data), "--json")
+    assert audit.returncode == 0, audit.stderr
+    assert "Traceback" not in audit.stderr
+    report = json.loads(audit.stdout)
+    assert report["instances"] == 3
+    by_line = {e["line"]: e["message"] for e in report["line_errors"]}
+    assert set(by_line) == {2, 3, 5}
+    assert "UTF-8" in by_line[2] and "deep" in by_line[3] and "duplicate id" in by_line[5]
+    assert "line 1" in by_line[5]
+    run = _cli("run", "--suite", "pararecover", "--path", str(data), "--out", str(tmp_path / "r"))
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    for n in (2, 3, 5):
+        assert f"hostile.jsonl:{n}" in run.stderr
+    assert len(_stored(tmp_path / "r")) == 3
+
+
+def test_a_utf16_dataset_is_read(tmp_path, sample_files):
+    data = tmp_path / "utf16.jsonl"
+    data.write_text("\n".join(_pararecover_lines(sample_files)) + "\n", encoding="utf-16")
+    proc = _cli("audit", "pararecover", str(data), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["instances"] == 3 and report["line_errors"] == []
+
+
+def _episode_lines(tmp_path: Path) -> list[str]:
+    from replan.runner.api import run
+
+    res = run(agents=["react"], limit=4, out=tmp_path / "src")
+    tasks = {t.task_id: t for t in ResultsStore(tmp_path / "src").tasks().values()}
+    lines = []
+    for e in res.episodes:
+        e = e.model_copy(
+            update={"metadata": {**e.metadata, "task": tasks[e.task_id].model_dump(mode="json")}}
+        )
+        lines.append(e.to_json())
+    return lines
+
+
+def test_score_reports_every_bad_line_and_scores_the_rest(tmp_path):
+    lines = _episode_lines(tmp_path)
+    bad_task = json.loads(lines[1])
+    bad_task["metadata"]["task"] = {"task_id": bad_task["task_id"], "tools": "not a list"}
+    deep = '{"episode_id": "x", "steps": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    body = [
+        lines[0].encode(),
+        json.dumps(bad_task).encode(),  # line 2: an invalid embedded task
+        b'{"episode_id": "caf\xe9"}',  # line 3: not UTF-8
+        deep.encode(),  # line 4: nested 50,000 deep
+        lines[2].encode(),
+        lines[0].encode(),  # line 6: the episode of line 1 again
+        lines[3].encode(),
+    ]
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(b"\n".join(body) + b"\n")
+    proc = _cli("score", str(path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["episodes"] == 3
+    by_line = {e["line"]: e["message"] for e in result["input_errors"]}
+    assert set(by_line) == {2, 3, 4, 6}, by_line
+    assert "metadata['task']" in by_line[2] and "UTF-8" in by_line[3]
+    assert "duplicate episode_id" in by_line[6]
+    for n in (2, 3, 4, 6):
+        assert f"episodes.jsonl:{n}" in proc.stderr
+
+
+# -- 7. credentials in a URL ----------------------------------------------------------------------
+def test_a_key_inside_the_base_url_is_never_recorded(tmp_path):
+    from replan.core.redact import redact
+
+    secret = "sk-Zq81URLfakeKEY0042secret"
+    assert redact(f"http://user:{secret}@host:8000/v1") == "http://***@host:8000/v1"
+    assert redact("postgres://admin:hunter22@db/x") == "postgres://***@db/x"
+    assert (
+        redact("http://host:8000/v1 and user@example.com")
+        == "http://host:8000/v1 and user@example.com"
+    )
+    out = tmp_path / "r"
+    url = f"http://user:{secret}@127.0.0.1:9/v1"  # nothing listens: every call fails fast
+    proc = _cli(
+        "run",
+        "--model",
+        "openai:stub-model",
+        "--base-url",
+        url,
+        "--limit",
+        "1",
+        *QUICK,
+        "--out",
+        str(out),
+        "--json",
+        "--model-timeout",
+        "2",
+        OPENAI_API_KEY="sk-test-not-a-real-key-000",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert secret not in proc.stdout + proc.stderr
+    for f in out.iterdir():
+        if f.is_file():
+            assert secret.encode() not in f.read_bytes(), f.name
+    with ResultsStore(out) as store:
+        ((_, cfg),) = store.experiments()
+    assert cfg["base_url"] == "http://***@127.0.0.1:9/v1"
+
+
+# -- 8. LangSmith out of reach ---------------------------------------------------------------------
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_langsmith_unreachable_keeps_the_results_and_says_one_line(tmp_path):
+    out = tmp_path / "r"
+    proc = _cli(
+        "run",
+        "--limit",
+        "2",
+        *QUICK,
+        "--out",
+        str(out),
+        "--langsmith",
+        LANGSMITH_API_KEY="lsv2-test-not-real",
+        LANGSMITH_ENDPOINT=f"http://127.0.0.1:{_closed_port()}",
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    said = [ln for ln in proc.stderr.splitlines() if "LangSmith" in ln or "--langsmith" in ln]
+    assert len(said) == 1 and said[0].startswith("--langsmith: upload to"), proc.stderr
+    assert "rerun `replan run --langsmith`" in said[0] and "WARNING" not in proc.stderr
+    assert (out / "report.html").is_file()
+    assert "designs compared" in proc.stdout  # the summary table came first
+    with ResultsStore(out) as store:
+        assert len(store.episodes()) == 2
+        assert not store.uploaded_keys(f"http://127.0.0.1:{_closed_port()}")
+
+
+class FakeLangSmith:
+    """The client calls :func:`log_to_langsmith` makes itself (datasets); uploads are recorded
+    by the ``upload`` seam, which can be told to fail on a given experiment."""
+
+    api_url = "http://127.0.0.1:1/fake-langsmith"
+
+    def __init__(self, fail_on: set[str] | None = None):
+        self.datasets: set[str] = set()
+        self.uploads: list[tuple[str, str, int]] = []
+        self.fail_on = fail_on or set()
+
+    def has_dataset(self, dataset_name: str) -> bool:
+        return dataset_name in self.datasets
+
+    def create_dataset(self, name: str, description: str = "") -> Any:
+        self.datasets.add(name)
+        return type("Dataset", (), {"id": name})()
+
+    def create_examples(self, **kw: Any) -> None:
+        pass
+
+    def upload(self, design: str, model: str, eps: dict, data: Any, client: Any, out: Path) -> None:
+        if design in self.fail_on:
+            raise ConnectionError(f"connection reset while sending {design}")
+        self.uploads.append((design, model, len(eps)))
+
+
+def test_a_later_langsmith_run_uploads_only_what_is_missing(tmp_path):
+    from replan.runner.api import run
+    from replan.runner.langsmith import log_to_langsmith
+
+    out = tmp_path / "r"
+    run(agents=["react", "dual_loop"], limit=2, out=out)
+    flaky = FakeLangSmith(fail_on={"react"})
+    msg = log_to_langsmith(out, client=flaky, upload=flaky.upload)
+    assert "failed" in msg and "1 of 2 experiment(s) sent" in msg and "\n" not in msg
+    assert flaky.uploads == [("dual_loop", "simulated:competent", 2)]
+    fixed = FakeLangSmith()
+    fixed.datasets = flaky.datasets
+    msg = log_to_langsmith(out, client=fixed, upload=fixed.upload)
+    assert fixed.uploads == [("react", "simulated:competent", 2)], msg
+    again = FakeLangSmith()
+    assert "nothing to send" in log_to_langsmith(out, client=again, upload=again.upload)
+    assert again.uploads == []
+    run(agents=["react", "dual_loop"], limit=3, out=out)  # one more task for both designs
+    more = FakeLangSmith()
+    log_to_langsmith(out, client=more, upload=more.upload)
+    assert sorted(more.uploads) == [
+        ("dual_loop", "simulated:competent", 3),
+        ("react", "simulated:competent", 3),
+    ]
