@@ -385,6 +385,19 @@ class _Tree(HTMLParser):
         self.cur.children.append(data)
 
 
+def inflate(text: str) -> str:
+    """The page with every compressed drill-down (``data-gz``: base64 of gzip) opened in place,
+    as the page's script does in a browser (decoded here with the standard library)."""
+    import base64
+    import gzip
+    import re
+
+    def one(m: re.Match[str]) -> str:
+        return ">" + gzip.decompress(base64.b64decode(m.group(1))).decode("utf-8") + "</div>"
+
+    return re.sub(r' data-gz="([A-Za-z0-9+/=]*)"></div>', one, text)
+
+
 def parse_html(text: str) -> Node:
     """The page as a tree (raises on unbalanced end tags)."""
     p = _Tree()

@@ -62,7 +62,10 @@ def test_compare_dirs_paired_deltas_and_verdicts(tmp_path: Path) -> None:
     assert s["a"] == pytest.approx(0.25) and s["b"] == pytest.approx(1.0)
     assert s["delta"] == pytest.approx(0.75)
     assert s["p_value"] == pytest.approx(2 * 0.5**6)
-    assert 0 < s["low"] < 0.75 < s["high"] <= 1.0
+    # the exact conditional interval: all 6 discordant pairs favour B, Clopper–Pearson for
+    # π = 6/6 is [0.025^(1/6), 1], times d/n = 6/8 on the 2π − 1 scale
+    assert s["low"] == pytest.approx(0.75 * (2 * 0.025 ** (1 / 6) - 1))
+    assert s["high"] == pytest.approx(0.75)
     assert s["verdict"] == "B has a higher success rate than A (p = 0.031)"
     c = react["metrics"]["clean"]
     assert c["delta"] == 0 and c["p_value"] == 1.0
@@ -127,3 +130,68 @@ def test_verdict_words() -> None:
     )
     assert verdict("x", "y", "success rate", 0.1, 0.2, 50).startswith("no significant difference")
     assert verdict("x", "y", "success rate", None, None, 0).startswith("no paired runs")
+
+
+def _cp_bounds(k: int, d: int, alpha: float = 0.05) -> tuple[float, float]:
+    """Clopper–Pearson bounds by brute force over a fine grid of π (a reference that shares no
+    code with the report): the smallest/largest π that the two one-sided exact tests accept."""
+    from math import comb
+
+    def tail_le(x: int, p: float) -> float:
+        return sum(comb(d, i) * p**i * (1 - p) ** (d - i) for i in range(x + 1))
+
+    grid = [i / 20000 for i in range(20001)]
+    ok = [p for p in grid if tail_le(k, p) > alpha / 2 and 1 - tail_le(k - 1, p) > alpha / 2]
+    return (0.0 if k == 0 else min(ok)), (1.0 if k == d else max(ok))
+
+
+@pytest.mark.parametrize(
+    ("a_only", "b_only", "n"),
+    [(0, 4, 8), (1, 3, 4), (0, 8, 40), (2, 9, 30), (5, 5, 12), (1, 6, 10), (0, 6, 20)],
+)
+def test_success_interval_is_the_mcnemar_tests_own(a_only: int, b_only: int, n: int) -> None:
+    """The interval shown for a rate difference excludes 0 exactly when the McNemar p-value is
+    below alpha (issue: p = 0.125 beside a bootstrap interval [-0.500, -0.049])."""
+    from math import comb
+
+    from replan.report.data import mcnemar_exact
+
+    r = mcnemar_exact(a_only, b_only, n)
+    d = a_only + b_only
+    k = min(a_only, b_only)
+    p = min(1.0, 2 * sum(comb(d, i) for i in range(k + 1)) / 2**d)
+    lo_pi, hi_pi = _cp_bounds(a_only, d)
+    assert r["p_value"] == pytest.approx(p)
+    assert r["difference"] == pytest.approx((a_only - b_only) / n)
+    assert r["low"] == pytest.approx(d / n * (2 * lo_pi - 1), abs=2e-4)
+    assert r["high"] == pytest.approx(d / n * (2 * hi_pi - 1), abs=2e-4)
+    excludes_zero = r["low"] > 0 or r["high"] < 0
+    assert excludes_zero == (r["p_value"] < 0.05)
+
+
+def test_compare_table_shows_one_test_per_row(tmp_path: Path) -> None:
+    """4 discordant pairs of 8, all for B: exact p = 0.125, so the interval must hold 0."""
+    t = rb.task("t-np")
+    eps_a = [
+        rb.run(
+            t,
+            rb.FULL if s < 4 else [rb.search()],
+            design="react",
+            seed=s,
+            model="m-old",
+            answer=rb.BOOKED if s < 4 else "Here are the flights.",
+        )
+        for s in range(8)
+    ]
+    eps_b = [
+        rb.run(t, rb.FULL, design="react", seed=s, model="m-new", answer=rb.BOOKED)
+        for s in range(8)
+    ]
+    a = rb.save(tmp_path / "a", eps_a, [t])
+    b = rb.save(tmp_path / "b", eps_b, [t])
+    s = compare_dirs(a, b, n_boot=N_BOOT)["designs"]["react"]["metrics"]["success"]
+    assert s["p_value"] == pytest.approx(0.125)
+    assert s["low"] < 0 < s["high"]
+    assert s["method"].startswith("McNemar")
+    res = CliRunner().invoke(app, ["compare", str(a), str(b), "--n-boot", "400"])
+    assert "no significant difference in success rate between B and A (p = 0.125)" in res.stdout

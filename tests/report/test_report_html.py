@@ -21,7 +21,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, rb.Node
     out = rb.two_design_store(tmp_path_factory.mktemp("two-designs"))
     path = write_report(out, n_boot=N_BOOT)
     text = path.read_text(encoding="utf-8")
-    return path, text, rb.parse_html(text)
+    return path, text, rb.parse_html(rb.inflate(text))
 
 
 def _row(tree: rb.Node, unit: str) -> dict[str, str]:
@@ -130,10 +130,13 @@ def test_paired_comparison_in_words(report: tuple[Path, str, rb.Node]) -> None:
     assert "failed runs left out: 1 of dual_loop, 0 of react" in text
     rows = {r.attrs["data-metric"]: r for r in tree.find_all("tr") if "data-pair" in r.attrs}
     success = [" ".join(td.text().split()) for td in rows["success"].find_all("td")]
-    # pairs, first rate, second rate, difference [95% CI], p. The paired differences are
-    # (1, 0, 0, 0): a resampled mean is k/4 with k ~ Binomial(4, 1/4), so P(0) = 0.32 and
-    # P(>= 3/4) = 0.05, P(1) = 0.004 -> the 2.5% and 97.5% percentiles are 0 and 3/4.
-    assert success[2:7] == ["4", "1.00", "0.75", "+0.250 [+0.000, +0.750]", "p = 1.000"]
+    # pairs, first rate, second rate, difference [95% CI], p. One discordant pair of 4 (for
+    # dual_loop): exact McNemar p = 1, and that test's own interval: Clopper–Pearson for
+    # π = 1/1 is [0.025, 1], so the difference d/n·(2π − 1) lies in [1/4·(0.05 − 1), 1/4].
+    assert success[2:5] == ["4", "1.00", "0.75"] and success[6] == "p = 1.000"
+    delta, low, high = (float(x) for x in re.findall(r"[+-]\d\.\d+", success[5]))
+    assert delta == 0.25 and high == 0.25
+    assert low == pytest.approx(0.25 * (2 * 0.025 - 1), abs=6e-4)  # -0.2375, shown rounded
 
 
 def test_episode_drill_down_lists_calls_with_verdicts(report: tuple[Path, str, rb.Node]) -> None:
@@ -165,7 +168,9 @@ def test_episode_drill_down_lists_calls_with_verdicts(report: tuple[Path, str, r
 
 def test_report_is_self_contained(report: tuple[Path, str, rb.Node]) -> None:
     path, text, tree = report
-    assert "<script" not in text.lower()
+    # one inline script (it opens the compressed drill-down); nothing loaded from anywhere
+    assert text.lower().count("<script") == 1 and "<script>" in text
+    assert "DecompressionStream('gzip')" in text
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text, re.I)
     assert "@import" not in text and "url(" not in text
     imgs = tree.find_all("img")
@@ -198,7 +203,7 @@ def test_empty_store_gives_a_page_saying_so(tmp_path: Path) -> None:
 def test_drill_down_cap(tmp_path: Path) -> None:
     rb.two_design_store(tmp_path)
     text = write_report(tmp_path, n_boot=N_BOOT, max_episodes=4).read_text(encoding="utf-8")
-    tree = rb.parse_html(text)
+    tree = rb.parse_html(rb.inflate(text))
     assert len([d for d in tree.find_all("details") if "data-key" in d.attrs]) == 4
     assert "6 more episode(s) not shown" in text
 
@@ -212,7 +217,7 @@ def test_several_models_get_one_row_each_and_plans_are_listed(tmp_path: Path) ->
     ]
     rb.save(tmp_path, eps, [t])
     text = write_report(tmp_path, n_boot=N_BOOT).read_text(encoding="utf-8")
-    tree = rb.parse_html(text)
+    tree = rb.parse_html(rb.inflate(text))
     assert set(_units(tree)) == {"replanner_loop · m1", "replanner_loop · m2"}
     assert "replanner_loop · m1 vs replanner_loop · m2</strong> (2 paired runs)" in text
     ep = next(
@@ -240,3 +245,44 @@ def test_pec_plot_stops_where_runs_thin_out() -> None:
     assert pec_kmax([curve(100, [100, 40, 5, 4]), curve(10, [10, 9, 8, 3, 2])]) == 4
     # two runs in all: plot while both are still that long
     assert pec_kmax([curve(2, [2, 2, 1])]) == 2
+
+
+def test_drill_down_is_compressed_per_task(tmp_path: Path) -> None:
+    """The page stays light: each task's episode detail is stored gzip-compressed, the summary
+    stays plain HTML (a 240-episode report was 5.9 MB with the detail inline)."""
+    out = rb.two_design_store(tmp_path)
+    with ResultsStore(out) as store:  # the same runs on 40 more tasks: a repetitive drill-down
+        eps = store.episodes()
+        exp = store.experiments()[0][0]
+        tasks = store.tasks()
+        for i in range(40):
+            for ep in eps:
+                t = tasks[ep.task_id].model_copy(update={"task_id": f"{ep.task_id}-{i}"})
+                store.save_tasks([t])
+                store.save_episode(exp, ep.model_copy(update={"task_id": t.task_id}), [])
+    text = write_report(out, n_boot=N_BOOT).read_text(encoding="utf-8")
+    opened = rb.inflate(text)
+    blobs = re.findall(r'<div class="lazy" data-gz="', text)
+    assert len(blobs) == 2 * 41  # one per task
+    assert 'data-verdict="' not in text  # no step row outside the compressed blocks
+    assert opened.count('data-verdict="') > 100
+    assert len(text.encode()) < 0.4 * len(opened.encode())
+
+
+def test_heatmap_labels_are_readable_at_1400_px(tmp_path: Path) -> None:
+    """Four designs' heatmaps: the PNG is no wider than the report's column at a 1400 px window
+    (so the browser does not shrink it), and its labels are at least 13 px tall."""
+    import io
+
+    from matplotlib.image import imread
+
+    from replan.report import collect
+    from replan.report.plots import CONTENT_PX, DPI, LABEL_PT, heatmap
+
+    data = collect(rb.two_design_store(tmp_path), n_boot=N_BOOT)
+    units = list(data.units) * 2  # four units, as in the main job
+    png = heatmap(units, "tsr")
+    assert png is not None
+    _height, width = imread(io.BytesIO(png)).shape[:2]
+    assert width <= CONTENT_PX
+    assert LABEL_PT * DPI / 72 >= 13

@@ -44,3 +44,38 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     # and text was laid out: a fair share of dark pixels, but far from a black page
     dark = np.mean(img.mean(axis=2) < 0.4)
     assert 0.005 < dark < 0.5
+
+
+@pytest.mark.slow
+def test_compressed_drill_down_opens_in_headless_chromium(tmp_path: Path) -> None:
+    """The page's script unpacks the open task's episodes in a real browser: the DOM Chromium
+    ends with holds the step rows that the stored page keeps compressed."""
+    import subprocess
+
+    exe = find_chromium()
+    if exe is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
+    out = rb.two_design_store(tmp_path / "run")
+    page = write_report(out, n_boot=300)
+    assert 'data-verdict="' not in page.read_text(encoding="utf-8")
+    dom = subprocess.run(
+        [
+            exe,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--window-size=1400,3000",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    # the first task (t-np) is open: its six runs and their calls are in the page now
+    assert dom.count('class="episode ') == 6, dom[-2000:]
+    assert 'data-verdict="missing_param"' in dom
+    assert "first error (FED)" in dom

@@ -18,14 +18,18 @@ Decisions:
 - **E5 and tool-use efficiency** are ParaRecover's (tool-use efficiency with replan's own
   formula): they are shown only for units that are not all ToolMaze runs.
 - **Paired tests** go through :func:`replan.evaluators.compare` (McNemar on success and clean
-  runs, paired bootstrap on AUC-PEC terms, C_rec and E5). A rate difference gets its interval
-  from a paired bootstrap over the same pairs (the McNemar counts fix the pairs' differences).
+  runs, paired bootstrap on AUC-PEC terms, C_rec and E5). One test decides each row and the
+  interval shown is that test's: a rate difference gets the exact McNemar p-value and the exact
+  conditional interval that inverts the same binomial tails (:func:`mcnemar_exact`), so the
+  interval excludes 0 exactly when p < alpha; a bootstrap row shows the bootstrap's own
+  percentile interval and p-value.
   A verdict calls a difference significant at ``alpha`` (0.05, not adjusted for multiple
   comparisons); a bootstrap test on fewer than :data:`MIN_PAIRS` pairs is not called.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,7 +45,6 @@ from replan.evaluators import (
     bootstrap_mean,
     compare,
     is_failure,
-    paired_bootstrap,
     score_one,
     score_records,
     task_of,
@@ -235,12 +238,66 @@ def fmt_p(p: float | None) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
-def _binary_interval(res: Mapping[str, Any], key: str, seed: int, n_boot: int) -> dict[str, Any]:
-    """Paired-bootstrap interval of a rate difference from its McNemar counts."""
-    a_only, b_only, both, neither = res["a_only"], res["b_only"], res["both"], res["neither"]
-    xs = [1.0] * a_only + [0.0] * b_only + [1.0] * both + [0.0] * neither
-    ys = [0.0] * a_only + [1.0] * b_only + [1.0] * both + [0.0] * neither
-    return paired_bootstrap(xs, ys, key=key, seed=seed, n_boot=n_boot)
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in log space (n up to many thousands)."""
+    if k < 0:
+        return 0.0
+    if k >= n:
+        return 1.0
+    if p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    logs = [
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
+        for i in range(k + 1)
+    ]
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))
+
+
+def _solve(f: Any, target: float) -> float:
+    """The p in [0, 1] where the decreasing function ``f`` crosses ``target`` (bisection)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if f(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def mcnemar_exact(a_only: int, b_only: int, n: int, alpha: float = ALPHA) -> dict[str, Any]:
+    """Exact McNemar test of a paired rate difference, with the interval that test implies.
+
+    Conditional on the ``d = a_only + b_only`` discordant pairs, ``a_only ~ Binomial(d, π)`` and
+    the rate difference is ``d/n · (2π − 1)``. The p-value doubles the smaller binomial tail at
+    π = ½; the interval maps the Clopper–Pearson ``1 − alpha`` interval of π onto the
+    difference. Both invert the same tails, so ``p < alpha`` exactly when the interval excludes
+    0: the verdict and the interval shown can never disagree.
+    """
+    d = a_only + b_only
+    if n <= 0:
+        return {"difference": None, "low": None, "high": None, "p_value": None}
+    diff = (a_only - b_only) / n
+    if d == 0:
+        return {"difference": diff, "low": 0.0, "high": 0.0, "p_value": 1.0}
+    k = min(a_only, b_only)
+    p_value = min(1.0, 2 * sum(math.comb(d, i) for i in range(k + 1)) / 2**d)
+    half = alpha / 2
+    # Clopper–Pearson: P(X >= a_only | low) = alpha/2 and P(X <= a_only | high) = alpha/2,
+    # where P(X <= k | π) falls as π rises
+    lo_pi = 0.0 if a_only == 0 else _solve(lambda q: _binom_cdf(a_only - 1, d, q), 1 - half)
+    hi_pi = 1.0 if a_only == d else _solve(lambda q: _binom_cdf(a_only, d, q), half)
+    scale = d / n
+    return {
+        "difference": diff,
+        "low": scale * (2 * lo_pi - 1),
+        "high": scale * (2 * hi_pi - 1),
+        "p_value": p_value,
+    }
 
 
 def verdict(
@@ -290,7 +347,7 @@ def paired_tests(
         r = res[key]
         if key in ("success", "clean"):
             n = r["n"]
-            iv = _binary_interval(r, f"compare.{key}", seed, n_boot)
+            iv = mcnemar_exact(r["a_only"], r["b_only"], n, alpha)
             entry = {
                 "n": n,
                 "x": (r["a_only"] + r["both"]) / n if n else None,
@@ -298,8 +355,8 @@ def paired_tests(
                 "difference": r["difference"],
                 "low": iv["low"],
                 "high": iv["high"],
-                "p_value": r["p_value"] if n else None,
-                "method": f"McNemar ({r['method']})",
+                "p_value": iv["p_value"],
+                "method": "McNemar (exact; interval: exact conditional)",
                 "x_only": r["a_only"],
                 "y_only": r["b_only"],
             }

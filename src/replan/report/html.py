@@ -1,11 +1,13 @@
-"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no script, no
-network. Also :func:`screenshot`, which renders a page in headless Chromium (for review and for
+"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no network.
+The per-episode drill-down is stored gzip-compressed (base64) and opened per task by a few lines
+of inline script (the browser's ``DecompressionStream``), which keeps the page light. Also :func:`screenshot`, which renders a page in headless Chromium (for review and for
 the render test).
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import json
 import os
@@ -442,7 +444,8 @@ def episodes_section(data: ReportData, max_episodes: int = MAX_EPISODES) -> str:
         blocks.append(
             f'<details class="task" data-task="{esc(task_id)}"{" open" if not blocks else ""}>'
             f"<summary><code>{esc(task_id)}</code> {esc(where)} — {len(eps)} run(s), {ok} succeeded — "
-            f'<span class="muted">{esc(_short(query, 160))}</span></summary>{inner}</details>'
+            f'<span class="muted">{esc(_short(query, 160))}</span></summary>'
+            f'<div class="lazy" data-gz="{pack(inner)}"></div></details>'
         )
     more = len(data.episodes) - shown
     note = (
@@ -455,8 +458,33 @@ def episodes_section(data: ReportData, max_episodes: int = MAX_EPISODES) -> str:
         '<h2 id="episodes">Episodes</h2>'
         '<p class="muted small">Grouped by task. Each run lists its calls in execution order with '
         "the verdict the environment recorded (the first not executable one is marked FED), the "
-        "injected faults, and every plan version.</p>" + "".join(blocks) + note
+        "injected faults, and every plan version.</p>"
+        '<noscript><p class="muted">The episode details are stored compressed in this page and '
+        "need JavaScript to open; without it, read them with <code>replan export episodes "
+        "DIR</code>.</p></noscript>" + "".join(blocks) + note + f"<script>{UNPACK_JS}</script>"
     )
+
+
+#: opens a task's compressed drill-down when its ``<details>`` is opened (gzip, base64)
+UNPACK_JS = (
+    "(function(){async function unpack(el){var b=Uint8Array.from(atob(el.dataset.gz),"
+    "function(c){return c.charCodeAt(0);});el.removeAttribute('data-gz');var s=new Blob([b])"
+    ".stream().pipeThrough(new DecompressionStream('gzip'));el.innerHTML=await new Response(s)"
+    ".text();}document.querySelectorAll('details.task').forEach(function(d){function f(){var "
+    "el=d.querySelector('div.lazy[data-gz]');if(d.open&&el)unpack(el);}d.addEventListener("
+    "'toggle',f);f();});})();"
+)
+
+
+def pack(fragment: str) -> str:
+    """An HTML fragment gzip-compressed and base64-encoded, for :data:`UNPACK_JS` (a 240-episode
+    drill-down shrinks about tenfold; the page's summary stays plain HTML)."""
+    return base64.b64encode(gzip.compress(fragment.encode("utf-8"), mtime=0)).decode("ascii")
+
+
+def unpack(encoded: str) -> str:
+    """The HTML fragment of :func:`pack` (for tests and tools reading a report)."""
+    return gzip.decompress(base64.b64decode(encoded)).decode("utf-8")
 
 
 def experiments_section(data: ReportData) -> str:
@@ -485,6 +513,9 @@ def render(
         f"designs: {esc(', '.join(designs) or '–')}; models: {esc(', '.join(models) or '–')}. "
         f'<span class="muted">From <code>{esc(data.out_dir)}/results.sqlite</code>.</span></p>'
     )
+    from replan.models.profiles import model_notes
+
+    intro += "".join(f'<p class="note">{esc(n)}</p>' for n in model_notes(models))
     if not data.episodes:
         body = intro + '<p class="muted">No episodes yet: nothing to report.</p>'
     else:

@@ -21,6 +21,13 @@ from matplotlib.ticker import MaxNLocator
 from replan.report.data import Unit, cell_grid
 
 DPI = 100
+#: width (px) the report gives a plot (its 1280 px column less padding); a wider PNG is scaled
+#: down by the browser, and its text with it
+CONTENT_PX = 1232
+#: font size (pt) of heatmap labels: cell values, ticks; titles are 2 pt larger
+LABEL_PT = 11
+#: heatmaps per row (four units side by side made 1,900 px wide PNGs, their labels ~6 px tall)
+HEATMAP_COLUMNS = 2
 #: metric -> (title, cell key, lower is better)
 HEATMAP_METRICS: dict[str, tuple[str, str, bool]] = {
     "tsr": ("TSR (task success rate)", "tsr", False),
@@ -92,12 +99,12 @@ def heatmap(units: Sequence[Unit], metric: str) -> bytes | None:
     grids = [g for g in grids if g[3]]
     if not grids:
         return None
-    ncols = min(len(grids), 4)
+    ncols = min(len(grids), HEATMAP_COLUMNS)
     nrows = math.ceil(len(grids) / ncols)
     width = max(len(g[2]) for g in grids)
     height = max(len(g[1]) for g in grids)
     fig = Figure(
-        figsize=(ncols * (0.75 * width + 0.9) + 0.6, nrows * (0.6 * height + 1.0)),
+        figsize=(ncols * (0.9 * width + 1.2) + 0.9, nrows * (0.75 * height + 1.2) + 0.4),
         layout="constrained",
     )
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
@@ -120,15 +127,16 @@ def heatmap(units: Sequence[Unit], metric: str) -> bytes | None:
                 notes[(i, j)] = ("–" if v is None else f"{v:.2f}") + f"\nn={count}"
         image = ax.imshow(np.ma.masked_invalid(z), cmap=cmap, vmin=0, vmax=1, aspect="auto")
         for (i, j), text in notes.items():
-            ax.text(j, i, text, ha="center", va="center", fontsize=8)
-        ax.set_xticks(range(len(modes)), modes)
-        ax.set_yticks(range(len(levels)), levels)
-        ax.set_title(unit.label, fontsize=10)
+            ax.text(j, i, text, ha="center", va="center", fontsize=LABEL_PT)
+        ax.set_xticks(range(len(modes)), modes, fontsize=LABEL_PT)
+        ax.set_yticks(range(len(levels)), levels, fontsize=LABEL_PT)
+        ax.set_title(unit.label, fontsize=LABEL_PT + 2)
     for ax in axes[len(grids) :]:
         ax.set_visible(False)
     if image is not None:
-        fig.colorbar(image, ax=list(axes[: len(grids)]), shrink=0.8)
-    fig.suptitle(title + (" — lower is better" if lower_better else ""), fontsize=11)
+        bar = fig.colorbar(image, ax=list(axes[: len(grids)]), shrink=0.8)
+        bar.ax.tick_params(labelsize=LABEL_PT)
+    fig.suptitle(title + (" — lower is better" if lower_better else ""), fontsize=LABEL_PT + 2)
     return _png(fig)
 
 
