@@ -328,3 +328,24 @@ def test_a_hanging_server_does_not_hang_replan_run(serve, tmp_path) -> None:
         reasons = [r for (r,) in c.execute("SELECT end_reason FROM episodes")]
     assert len(reasons) == 2 and set(reasons) <= {"timeout", "model_error"}, reasons
     assert FAKE_KEY not in proc.stdout + proc.stderr
+
+
+def test_a_key_inside_the_base_url_stays_out_of_logs_and_errors(serve, caplog) -> None:
+    from replan.core.redact import redact
+
+    caplog.set_level(logging.DEBUG)
+    secret = "sk-Zq81URLfakeKEY0042secret"
+    stub = serve([tool_call("search_flights", SEARCH), answer("Found flights.")])
+    url = stub.base_url.replace("http://", f"http://user:{secret}@")
+    model = make_model("openai:stub-model", base_url=url, api_key=FAKE_KEY, temperature=0)
+    ep = run_episode("react", model, quote_task(), config=FAST)
+    assert ep.end_reason is EndReason.ANSWERED, ep.error
+    assert "HTTP Request" in caplog.text  # httpx did log the URL it called...
+    assert secret not in caplog.text  # ...without the key
+    assert secret not in ep.to_json()
+    down = url.replace(str(stub.server.server_address[1]), "9")  # nothing listens there
+    ep = run_episode(
+        "react", make_model("openai:m", base_url=down, api_key=FAKE_KEY), quote_task(), config=FAST
+    )
+    assert ep.end_reason is EndReason.MODEL_ERROR and secret not in (ep.error or "")
+    assert redact(f"POST {url}/chat/completions") == f"POST {redact(url)}/chat/completions"

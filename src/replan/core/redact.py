@@ -9,6 +9,7 @@ stores or prints a model spec, a configuration or an error goes through it.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from typing import Any
@@ -49,10 +50,49 @@ def redact_value(value: Any) -> Any:
     return value
 
 
+#: loggers of the HTTP clients under the model and LangSmith clients, which log the URLs they call
+URL_LOGGERS = (
+    "httpx",
+    "httpx2",  # the fork recent openai clients use
+    "httpcore",
+    "httpcore2",
+    "openai._base_client",
+    "anthropic._base_client",
+    "urllib3.connectionpool",
+    "langsmith.client",
+)
+
+
+class RedactingFilter(logging.Filter):
+    """A logging filter that passes every record on with :func:`redact` applied to its text."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record is logging's business, not ours
+            return True
+        masked = redact(text)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def redact_logs(names: tuple[str, ...] = URL_LOGGERS) -> None:
+    """Install :class:`RedactingFilter` on the loggers that print URLs (once; idempotent), so a
+    key inside a ``base_url`` never reaches a log, whoever configures the handlers."""
+    for name in names:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+
+
 def _mask(match: re.Match[str]) -> str:
     """Keep a pattern's label group (``Bearer ``, ``api_key=``, ``https://``), mask the secret."""
     masked = (match.group(1) if match.re.groups else "") + "***"
     return masked + "@" if match.group(0).endswith("@") else masked
 
 
-__all__ = ["redact", "redact_value"]
+__all__ = ["URL_LOGGERS", "RedactingFilter", "redact", "redact_logs", "redact_value"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from replan.core.redact import redact
+from replan.core.redact import redact, redact_logs
 
 #: Providers whose LangChain client accepts ``max_retries`` (set to 0: replan retries).
 CLIENT_RETRIES = frozenset(
@@ -88,6 +88,7 @@ def provider_model(spec: str, *, base_url: str | None = None, **kwargs: Any) -> 
     kw = dict(kwargs)
     if base_url:
         kw["base_url"] = base_url
+        redact_logs()  # the HTTP client logs the URL it calls, credentials and all
         if provider == "openai" and "api_key" not in kw and not os.environ.get("OPENAI_API_KEY"):
             kw["api_key"] = "not-needed"
     if provider in CLIENT_RETRIES:
