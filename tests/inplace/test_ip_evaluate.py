@@ -156,3 +156,69 @@ def test_bad_tasks_and_tools_are_named(tmp_path) -> None:
         )
     with pytest.raises(ValueError, match="unknown mode"):
         evaluate_in_place(shop.agent(), shop.TOOLS, shop.TASKS, modes="P7", out=tmp_path)
+
+
+def test_alternative_groups_reroute_and_recovery(tmp_path) -> None:
+    """P2 on a declared group: the first member the agent calls fails every time; an agent that
+    reroutes to the other member recovers (ToolMaze: a used clean call to an alternative)."""
+
+    @tool
+    def orders_backup(customer_id: str) -> dict:
+        """The same orders from the backup service."""
+        return shop.list_orders.invoke({"customer_id": customer_id})
+
+    tools = [*shop.TOOLS, orders_backup]
+
+    def make(on_error: str):
+        def factory(wrapped: list[Any]) -> Any:
+            model = ScriptedToolModel(
+                plan=[
+                    ("find_customer", {"email": "ada@example.com"}),
+                    (
+                        ("list_orders", "orders_backup"),
+                        lambda r: {"customer_id": r[0]["customer_id"]},
+                    ),
+                    ("usd_to_eur", lambda r: {"amount": r[1]["total_usd"]}),
+                ],
+                answer=lambda r: (
+                    f"They total {r[2]['values'][-1] if isinstance(r[2], dict) else r[2].split()[-2]} EUR."
+                ),
+                on_error=on_error,
+            )
+            return create_agent(model, wrapped)
+
+        return factory
+
+    res = evaluate_in_place(
+        {"reroute": make("reroute"), "stubborn": make("continue")},
+        tools,
+        [shop.TASKS[0]],
+        modes="P2",
+        target="orders",
+        groups={"orders": ["list_orders", "orders_backup"]},
+        kind="http_503",
+        deliver="message",
+        out=tmp_path / "o",
+        show=False,
+        n_boot=200,
+    )
+    assert res.prr("P2", "reroute")["value"] == 1.0 and res.tsr("P2", "reroute")["value"] == 1.0
+    ep = next(e for e in res.episodes if e.design == "reroute" and e.mode == "P2")
+    assert [s.call.tool for s in ep.steps] == [
+        "find_customer",
+        "list_orders",
+        "orders_backup",
+        "usd_to_eur",
+    ]
+    assert res.scores[ep.episode_id].recovery.reason.startswith("switched to orders_backup")
+    assert res.prr("P2", "stubborn")["value"] == 0.0
+
+
+def test_a_crashing_agent_is_recorded_and_named(tmp_path) -> None:
+    def broken(tools: list[Any]) -> Any:
+        raise RuntimeError("cannot build the agent")
+
+    res = _run(tmp_path, broken, modes="P1")
+    assert {e.end_reason.value for e in res.episodes} == {"crashed"}
+    assert res.tsr()["value"] == 0.0
+    assert "crashed" in res.notes and "cannot build the agent" in res.notes["crashed"]

@@ -509,6 +509,7 @@ class InPlaceResults:
                         "RC": _fmt(r.get("rc")) if mode in PERTURBED else "",
                         "TER": _fmt(r["ter"]),
                         "AUC-PEC": _fmt(r["auc_pec"]),
+                        "FED": _fmt(r["fed_mean"]),
                         "ΔTSR vs NP": (
                             f"{vs['tsr_delta']['difference']:+.2f} "
                             f"[{vs['tsr_delta']['low']:+.2f}, {vs['tsr_delta']['high']:+.2f}] "
@@ -713,9 +714,15 @@ def evaluate_in_place(
     }
     all_scores = {s.episode.episode_id: s for ss in by_design.values() for s in ss}
     results = InPlaceResults(out_dir, exp, episodes, tables, notes, all_scores)
+    crashed = [e for e in episodes if e.end_reason is EndReason.CRASHED]
+    if crashed:
+        results.notes["crashed"] = (
+            f"{len(crashed)} episode(s) crashed (counted as failures); the first: "
+            f"{crashed[0].task_id} ({crashed[0].design}, seed {crashed[0].seed}): {crashed[0].error}"
+        )
     if show:
         print(results.table())
-        for note in notes.values():
+        for note in results.notes.values():
             print(f"note: {note}")
     return results
 

@@ -7,7 +7,9 @@ answer from those results. What it does when a call fails is stated, not learned
 - ``on_error="continue"`` (default): it goes on with the next call as if nothing happened,
   and when a later argument cannot be computed (the result it needs is an error) it gives up
   with an answer that says so;
-- ``on_error="retry"``: it re-issues the failed call up to ``retries`` times, then continues.
+- ``on_error="retry"``: it re-issues the failed call up to ``retries`` times, then continues;
+- ``on_error="reroute"``: a plan step may name alternatives, ``(("rates_a", "rates_b"), args)``;
+  after a failed call it calls the next alternative with the same arguments, then continues.
 
 So a scripted run shows what your *tools, middleware and graph* do around the model — a retry
 middleware's effect is mechanical and honest — and the same test runs unchanged with a real
@@ -56,9 +58,9 @@ class ScriptedToolModel(BaseChatModel):
     ``fn(results[, question]) -> str``. ``bind_tools`` returns the model itself.
     """
 
-    plan: list[tuple[str, Any]]
+    plan: list[tuple[Any, Any]]
     answer: Any = "done"
-    on_error: Literal["continue", "retry"] = "continue"
+    on_error: Literal["continue", "retry", "reroute"] = "continue"
     retries: int = 1
     model_name: str = "scripted"
 
@@ -87,7 +89,7 @@ class ScriptedToolModel(BaseChatModel):
         pos = 0
         tries = 0
         for _, result, failed in outcomes:
-            if failed and self.on_error == "retry" and tries < self.retries:
+            if failed and self.on_error in ("retry", "reroute") and tries < self._budget(pos):
                 tries += 1
                 continue
             results.append(result)
@@ -96,7 +98,10 @@ class ScriptedToolModel(BaseChatModel):
         n = len(outcomes)
         if pos >= len(self.plan):
             return self._answer(results, question)
-        name, args = self.plan[pos]
+        names, args = self.plan[pos]
+        if isinstance(names, str):
+            names = (names,)
+        name = names[min(tries, len(names) - 1)] if self.on_error == "reroute" else names[0]
         if callable(args):
             try:
                 args = _call(args, results, question)
@@ -108,6 +113,15 @@ class ScriptedToolModel(BaseChatModel):
             content="",
             tool_calls=[{"name": name, "args": dict(args), "id": f"call_{n}", "type": "tool_call"}],
         )
+
+    def _budget(self, pos: int) -> int:
+        """How many failures at plan step ``pos`` are followed by another attempt."""
+        if pos >= len(self.plan):
+            return 0
+        if self.on_error == "reroute":
+            names = self.plan[pos][0]
+            return 0 if isinstance(names, str) else len(names) - 1
+        return self.retries
 
     def _answer(self, results: list[Any], question: str) -> AIMessage:
         if callable(self.answer):
