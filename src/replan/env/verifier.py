@@ -243,7 +243,7 @@ def verify(
             )
             bad_names.update(unknown)
             unknown, missing = [], []
-        renamed = _pair_renames(unknown, missing)
+        renamed = _pair_renames(unknown, missing, one_for_one=True)
         for key in unknown:
             bad_names.add(key)
             hint = (
@@ -605,13 +605,27 @@ def _producing_tool(
     return None
 
 
-def _pair_renames(unknown: list[str], missing: list[str]) -> dict[str, str]:
-    """Unknown argument names that are near-misses of a missing required one (a rename)."""
+def _pair_renames(
+    unknown: list[str], missing: list[str], *, one_for_one: bool = False
+) -> dict[str, str]:
+    """Unknown argument names that are near-misses of a missing required one (a rename).
+
+    With ``one_for_one`` (once no other tool fits the arguments), the names left over pair up
+    too when as many are unknown as are missing: an argument the tool does not take, given
+    where a required one is absent, is that argument misnamed (``pot_name`` for
+    ``container``), not an extra argument beside a missing one.
+    """
     out: dict[str, str] = {}
     free = list(missing)
     for u in unknown:
         best = max(free, key=lambda m: SequenceMatcher(None, u, m).ratio(), default=None)
         if best is not None and SequenceMatcher(None, u, best).ratio() >= 0.6:
+            out[u] = best
+            free.remove(best)
+    rest = [u for u in unknown if u not in out]
+    if one_for_one and rest and len(rest) == len(free):
+        for u in rest:
+            best = max(free, key=lambda m: SequenceMatcher(None, u, m).ratio())
             out[u] = best
             free.remove(best)
     return out
