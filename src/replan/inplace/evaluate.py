@@ -40,8 +40,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from langchain_core.messages import AIMessage
+from langgraph.errors import GraphRecursionError
+
 from replan.core.task import MODES, Checker, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
+from replan.evaluators import EpisodeScore
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.sde import sde_record
 from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
@@ -49,6 +53,8 @@ from replan.evaluators.toolmaze import recovery_record
 from replan.inplace.faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.inplace.tasks import InPlaceTask, load_tasks
 from replan.inplace.wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
+from replan.nodes.llm import describe_error
+from replan.suites.checker import mentions
 
 SUITE = "inplace"
 PERTURBED = ("P1", "P2", "P3", "P4")
@@ -78,8 +84,6 @@ def _agents(agent_or_factory: Any, name: str | None) -> dict[str, Any]:
 
 
 def _final_answer(messages: Sequence[Any]) -> str | None:
-    from langchain_core.messages import AIMessage
-
     for m in reversed(messages):
         if isinstance(m, AIMessage):
             if m.tool_calls:
@@ -100,8 +104,6 @@ def _messages_of(state: Any, where: str) -> list[Any]:
 
 def _tool_calls_made(messages: Sequence[Any]) -> dict[str, int]:
     """call id -> model turn (1-based) for every tool call the agent's model issued."""
-    from langchain_core.messages import AIMessage
-
     out: dict[str, int] = {}
     turn = 0
     for m in messages:
@@ -138,8 +140,6 @@ class _Job:
 
 
 def _describe(exc: BaseException) -> str:
-    from replan.nodes.llm import describe_error
-
     return describe_error(exc)
 
 
@@ -147,8 +147,6 @@ def run_episode(
     job: _Job, tools: Sequence[Any], *, use_async: bool, recursion_limit: int
 ) -> Episode:
     """Run one task in one mode and seed; never raises for the agent's own failure."""
-    from langgraph.errors import GraphRecursionError
-
     faults = job.schedule.for_episode(job.task.id, job.seed) if job.schedule is not None else None
     session = FaultSession(faults)
     where = f"task {job.task.id!r} ({job.mode}, seed {job.seed}, agent {job.design!r})"
@@ -197,11 +195,9 @@ def run_episode(
     success, why = False, error or "no answer"
     if reason is EndReason.ANSWERED:
         success, why = job.task.judge(state, answer)
-        sentinel = _carried_sentinel(steps, answer)
+        sentinel = carried_sentinel(steps, answer)
         if sentinel is not None:
             success, why = False, f"the answer carries the injected sentinel {sentinel!r}"
-    from langchain_core.messages import AIMessage
-
     episode = Episode(
         episode_id=uuid.uuid4().hex,
         task_id=job.core.task_id,
@@ -231,9 +227,7 @@ def run_episode(
     return episode
 
 
-def _carried_sentinel(steps: Sequence[Step], answer: str | None) -> Any:
-    from replan.suites.checker import mentions
-
+def carried_sentinel(steps: Sequence[Step], answer: str | None) -> Any:
     for s in steps:
         p = s.perturbation
         if p is None or p.sentinel is None or isinstance(p.sentinel, bool):
@@ -254,8 +248,6 @@ class _Groups:
 def score_episode_inplace(episode: Episode, task: Task, groups: Mapping[str, Sequence[str]]) -> Any:
     """Every per-run record of one in-place episode: prefix from the recorded verdicts (the
     tools are yours, not replan's corpus), recovery with your alternative groups."""
-    from replan.evaluators import EpisodeScore
-
     return EpisodeScore(
         episode,
         task,

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import ToolException
 from pydantic import BaseModel, ValidationError
 
 from replan.core.task import MODES, PerturbationProfile, mode_flags
@@ -75,13 +77,7 @@ class InjectedFault(Exception):
         super().__init__(str(observation.get("message") or f"{tool} failed ({kind})"))
 
 
-def _tool_exception_base() -> type[Exception]:
-    from langchain_core.tools import ToolException
-
-    return ToolException
-
-
-class InjectedToolError(InjectedFault, _tool_exception_base()):  # type: ignore[misc]
+class InjectedToolError(InjectedFault, ToolException):
     """The raised form of an explicit fault: a ``ToolException``, so a tool's or ToolNode's
     own error handling and LangChain's ``ToolRetryMiddleware`` treat it like a real failure."""
 
@@ -124,7 +120,7 @@ class Corruption:
     sentinel: Any
 
 
-def _inline_refs(schema: Any, defs: Mapping[str, Any] | None = None, depth: int = 0) -> Any:
+def inline_refs(schema: Any, defs: Mapping[str, Any] | None = None, depth: int = 0) -> Any:
     """A JSON Schema with local ``$ref``s replaced by their definitions (for per-field checks)."""
     if defs is None and isinstance(schema, Mapping):
         defs = {**schema.get("$defs", {}), **schema.get("definitions", {})}
@@ -133,14 +129,14 @@ def _inline_refs(schema: Any, defs: Mapping[str, Any] | None = None, depth: int 
         if isinstance(ref, str) and defs is not None and depth < 16:
             name = ref.rsplit("/", 1)[-1]
             if name in defs:
-                return _inline_refs(defs[name], defs, depth + 1)
+                return inline_refs(defs[name], defs, depth + 1)
         return {
-            k: _inline_refs(v, defs, depth)
+            k: inline_refs(v, defs, depth)
             for k, v in schema.items()
             if k not in ("$defs", "definitions")
         }
     if isinstance(schema, list):
-        return [_inline_refs(v, defs, depth) for v in schema]
+        return [inline_refs(v, defs, depth) for v in schema]
     return schema
 
 
@@ -179,11 +175,7 @@ def corrupt_output(output: Any, salt: int, *, field: str | None = None) -> Corru
     else the first number. A ``ToolMessage``: its content, the message otherwise unchanged.
     """
     preferred = [field] if field else []
-    try:
-        from langchain_core.messages import ToolMessage
-    except ImportError:  # pragma: no cover - langchain-core is a dependency
-        ToolMessage = None  # type: ignore[assignment,misc]
-    if ToolMessage is not None and isinstance(output, ToolMessage):
+    if isinstance(output, ToolMessage):
         inner = corrupt_output(output.content, salt, field=field)
         if inner is None:
             return None
@@ -196,7 +188,7 @@ def corrupt_output(output: Any, salt: int, *, field: str | None = None) -> Corru
         return Corruption((inner.output, output[1]), inner.field, inner.kind, inner.sentinel)
     if isinstance(output, BaseModel):
         cls = type(output)
-        returns = _inline_refs(cls.model_json_schema(mode="serialization"))
+        returns = inline_refs(cls.model_json_schema(mode="serialization"))
         dumped = output.model_dump(mode="json")
         got = _structured(dumped, salt, preferred, returns)
         if got is None:
@@ -363,4 +355,5 @@ __all__ = [
     "corrupt_output",
     "explicit_fault_observation",
     "fault_exception",
+    "inline_refs",
 ]

@@ -26,18 +26,20 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.evaluators.prefix import prefix_feedback
 from replan.evaluators.toolmaze import toolmaze_feedback
 from replan.inplace.evaluate import (
     _core_task,
     _Job,
+    carried_sentinel,
     mode_table,
     run_episode,
     score_episode_inplace,
 )
 from replan.inplace.faults import FaultSchedule
-from replan.inplace.tasks import InPlaceTask, _reference_value
+from replan.inplace.tasks import InPlaceTask, reference_value
 from replan.inplace.wrapper import as_base_tool, async_only
 
 
@@ -56,7 +58,7 @@ def _task_of(inputs: Mapping[str, Any], reference: Any = None) -> InPlaceTask:
     )
     if reference is None:
         return InPlaceTask(id=tid, input=raw, check=lambda _state: False)
-    return InPlaceTask(id=tid, input=raw, expected=_reference_value(reference, f"example {tid}"))
+    return InPlaceTask(id=tid, input=raw, expected=reference_value(reference, f"example {tid}"))
 
 
 def langsmith_target(
@@ -113,16 +115,12 @@ def langsmith_target(
 
 
 def _scored(inputs: Any, outputs: Any, reference_outputs: Any, groups: Any) -> Any:
-    from replan.core.task import Task
-
     ep = Episode.model_validate(outputs["episode"])
     task = _task_of(inputs, reference_outputs or None)
     success = False
     if ep.final_answer:
         success, _ = task.judge(None, ep.final_answer)
-        from replan.inplace.evaluate import _carried_sentinel
-
-        if _carried_sentinel(ep.steps, ep.final_answer) is not None:
+        if carried_sentinel(ep.steps, ep.final_answer) is not None:
             success = False
     ep = ep.model_copy(update={"success": success})
     core = Task.model_validate(ep.metadata["task"])

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replan.suites.checker import mentions
+
 _INPUT_KEYS = ("input", "query", "question", "inputs")
 _CHECK_KEYS = ("check", "expected", "regex", "reference", "outputs")
 _REFERENCE_KEYS = ("answer", "output", "expected", "result", "reference")
@@ -84,8 +86,6 @@ class InPlaceTask:
 
     def judge(self, final_state: Any, answer: str | None) -> tuple[bool, str]:
         """(success, reason) by this task's checker (sentinels are checked by the caller)."""
-        from replan.suites.checker import mentions
-
         if self.check is not None:
             try:
                 ok = bool(self.check(final_state))
@@ -102,7 +102,7 @@ class InPlaceTask:
         return True, "the answer states the expected value"
 
 
-def _reference_value(ref: Any, where: str) -> Any:
+def reference_value(ref: Any, where: str) -> Any:
     if isinstance(ref, Mapping):
         for k in _REFERENCE_KEYS:
             if k in ref:
@@ -134,7 +134,7 @@ def task_from_dict(data: Mapping[str, Any], where: str, default_id: str) -> InPl
     expected = data.get("expected")
     for rk in ("reference", "outputs"):
         if expected is None and data.get(rk) is not None:
-            expected = _reference_value(data[rk], where)
+            expected = reference_value(data[rk], where)
     check = data.get("check")
     if check is not None and not callable(check):
         raise ValueError(f"{where}: 'check' must be a callable(final_state) -> bool")
@@ -202,4 +202,4 @@ def load_tasks(tasks: str | Path | Iterable[Any]) -> list[InPlaceTask]:
     return out
 
 
-__all__ = ["InPlaceTask", "load_tasks", "task_from_dict"]
+__all__ = ["InPlaceTask", "load_tasks", "reference_value", "task_from_dict"]

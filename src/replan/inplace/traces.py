@@ -35,11 +35,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ToolMessage,
+    convert_to_messages,
+    messages_from_dict,
+)
+
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, Step, Verdict
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
+from replan.inplace.faults import inline_refs
+from replan.inplace.wrapper import spec_from_tool
+from replan.suites.checker import mentions
 
 _SERVICE = re.compile(r"\b(429|50[0-4])\b|rate limit|too many requests|unavailable", re.I)
 _HTTP_STATUS = re.compile(r"\s*(HTTP(/[\d.]+)?\s+)?[45]\d\d\b", re.I)
@@ -80,11 +91,9 @@ def load_tool_specs(data: Any, where: str = "tools") -> dict[str, ToolSpec]:
             items.append((name, params, str(fn.get("description") or "")))
     else:
         raise TraceError(f"{where}: expected a list of tools or a {{name: schema}} object")
-    from replan.inplace.faults import _inline_refs
-
     out = {}
     for name, params, desc in items:
-        params = _inline_refs(params)
+        params = inline_refs(params)
         out[name] = ToolSpec(
             name=name,
             description=desc,
@@ -101,8 +110,6 @@ def load_tool_specs(data: Any, where: str = "tools") -> dict[str, ToolSpec]:
 # -- messages ---------------------------------------------------------------------------------------
 def to_messages(raw: Any, where: str) -> list[Any]:
     """LangChain messages from a conversation in any supported format."""
-    from langchain_core.messages import BaseMessage, convert_to_messages, messages_from_dict
-
     if isinstance(raw, Mapping):
         if "messages" not in raw:
             raise TraceError(f"{where}: not a conversation (an object without 'messages')")
@@ -181,8 +188,6 @@ def episode_from_messages(
 ) -> tuple[Episode, int]:
     """An Episode of a transcript (calls judged as the module docstring says) and the number of
     calls whose result was an error."""
-    from langchain_core.messages import AIMessage, ToolMessage
-
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     steps: list[Step] = []
     errors = 0
@@ -230,8 +235,6 @@ def episode_from_messages(
             )
     success = None
     if expected is not None:
-        from replan.suites.checker import mentions
-
         success = mentions(answer, expected)
     ep = Episode(
         episode_id=trace_id,
@@ -346,8 +349,6 @@ def score_thread(
     if not messages:
         raise TraceError(f"thread {thread_id!r}: no checkpoint with messages")
     if tools and all(hasattr(t, "tool_call_schema") for t in tools):
-        from replan.inplace.wrapper import spec_from_tool
-
         specs = {t.name: spec_from_tool(t) for t in tools}
     else:
         specs = load_tool_specs(tools)

@@ -52,9 +52,9 @@ from replan.inplace.faults import (
     EpisodeFaults,
     FaultSchedule,
     InjectedFault,
-    _inline_refs,
     explicit_fault_observation,
     fault_exception,
+    inline_refs,
 )
 
 # -- validity ---------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def spec_from_tool(tool: BaseTool) -> ToolSpec:
     if isinstance(schema, Mapping):
         params = dict(schema)
     else:
-        params = _inline_refs(schema.model_json_schema())
+        params = inline_refs(schema.model_json_schema())
     return ToolSpec(
         name=tool.name,
         description=tool.description or "",
