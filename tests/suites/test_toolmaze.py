@@ -370,9 +370,13 @@ def test_limit_keeps_every_level_and_mode_cell():
     cells = Counter((t.level, t.mode) for t in chosen)
     assert len(chosen) == 40
     assert cells == {(lvl, m): 2 for lvl in ("C1", "C2", "C3", "C4") for m in MODES}
-    # fewer tasks than cells: one per cell, in cell order, until the limit
-    few = select_tasks(tasks, RunConfig(suite="toolmaze", limit=7))
-    assert len({(t.level, t.mode) for t in few}) == 7
+    # fewer tasks than cells: one per cell, spread so that 5 tasks already cover every level
+    # and every mode
+    few = select_tasks(tasks, RunConfig(suite="toolmaze", limit=5))
+    assert len({(t.level, t.mode) for t in few}) == 5
+    assert {t.level for t in few} == {"C1", "C2", "C3", "C4"} and {t.mode for t in few} == set(
+        MODES
+    )
     # with a filter, the cells are the filtered ones
     cfg2 = RunConfig(suite="toolmaze", limit=6, filter=["C2", "P1", "P3"])
     picked = select_tasks(load_suite("toolmaze", **suite_options(cfg2)), cfg2)

@@ -14,6 +14,7 @@ import json
 import sys
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -151,11 +152,22 @@ def suite_options(cfg: RunConfig) -> dict[str, Any]:
 
 def round_robin_cells(tasks: Sequence[Task], limit: int) -> list[Task]:
     """At most ``limit`` tasks taken one per (level, mode) cell in turn, so that every cell is
-    represented (ToolMaze's figures average over the C × P cells); order within a cell kept."""
+    represented once ``limit`` reaches the number of cells (ToolMaze's figures average over the
+    C × P cells); order within a cell kept."""
     cells: dict[tuple[str, str], list[Task]] = {}
     for t in tasks:
         cells.setdefault((t.level or "-", t.mode or "NP"), []).append(t)
-    queues = [cells[k] for k in sorted(cells)]
+    # cell order: each next cell the one whose level and mode were taken least so far, so that
+    # a limit below the number of cells still spreads over the levels and the modes
+    order: list[tuple[str, str]] = []
+    used: Counter[str] = Counter()
+    left = sorted(cells)
+    while left:
+        nxt = min(left, key=lambda c: used["L" + c[0]] + used["M" + c[1]])
+        left.remove(nxt)
+        order.append(nxt)
+        used.update(("L" + nxt[0], "M" + nxt[1]))
+    queues = [cells[k] for k in order]
     out: list[Task] = []
     depth = 0
     while len(out) < limit and any(depth < len(q) for q in queues):
