@@ -230,3 +230,30 @@ def test_public_names() -> None:
 
     assert replan.FaultInjectionMiddleware is FaultInjectionMiddleware
     assert replan.evaluate_in_place is evaluate_in_place and replan.wrap_tools is wt
+
+
+def test_a_tool_that_handles_its_own_errors_sees_the_fault_as_its_own() -> None:
+    def price(sku: str) -> str:
+        return "9.99"
+
+    quote = StructuredTool.from_function(
+        price, name="quote", description="Price of a SKU.", handle_tool_error=True
+    )
+
+    chaos = FaultInjectionMiddleware(
+        FaultSchedule(mode="P1", target="quote", tools=("quote",), kind="http_429")
+    )
+    model = ScriptedToolModel(plan=[("quote", {"sku": "A"})], answer=lambda r: f"got {r[0]}")
+    out = create_agent(model, [quote], middleware=[chaos]).invoke(
+        {"messages": [HumanMessage("price?")]}
+    )
+    err = next(m for m in out["messages"] if isinstance(m, ToolMessage))
+    assert err.status == "error" and "429" in err.content  # no exception escaped the agent
+
+
+def test_a_call_to_a_tool_that_does_not_exist_is_recorded() -> None:
+    chaos = FaultInjectionMiddleware()
+    model = ScriptedToolModel(plan=[("get_fx", {"base": "USD"})], answer="sorry")
+    create_agent(model, shop.TOOLS, middleware=[chaos]).invoke({"messages": [HumanMessage("fx")]})
+    (step,) = chaos.steps
+    assert step.call.tool == "get_fx" and step.verdict.code is VerdictCode.UNKNOWN_TOOL
