@@ -1,33 +1,45 @@
-"""ToolMaze recovery metrics (seed 002, DESIGN §5): TSR, PRR, C_rec / RC per mode, and Avg.
+"""ToolMaze recovery metrics (seed 002 §3.5 and §4.2, DESIGN §5): TSR, PRR, C_rec / RC, Avg.
 
 Per run (:func:`recovery_record`):
 
 - **Exposure** (``pert``): the injected fault reached the agent, i.e. some step carries a
-  ``perturbation``. The first such step is *the first perturbed response*.
-- **Sentinel propagation**: the sentinel (``Step.perturbation.sentinel`` or
-  ``Task.perturbation.sentinel``) appears in a later call's arguments (as written or resolved)
-  or in the final answer. A propagated sentinel always means *not recovered*.
-- **Recovery, transient faults (P1, P3)**: after the first perturbed response the agent
-  re-invoked the victim or an alternative of its group (``Task.perturbation.group`` /
-  ``Step.perturbation.group``, members from the corpus's alternative groups), got a clean
-  result (verdict ok, no perturbation) and *used* it: a value of that clean result (a string of
-  4+ characters or a number that is not a small integer) reaches a later call's arguments or the
-  final answer, or a later call references the retry's node (``${node...}``).
-- **Recovery, permanent faults (P2, P4)**: where a valid path remains, the run succeeded and —
-  when the task lists ``valid_paths`` — every tool of some valid path that avoids the victim ran
-  cleanly (order ignored, as parallel waves reorder calls); where none remains
-  (``Task.checker.graceful``), the run terminated gracefully (the checker's graceful success).
-- **C_rec** = 1 − c*/max(c, c*)·succ (with 0/0 read as 1). ``c*`` is
-  ``Task.metadata["min_calls_after_fault"]`` when present and then ``c`` counts the calls after
-  the first perturbed response; otherwise ``c*`` is ``Task.min_calls`` (the whole task's minimum)
-  and, to compare like with like, ``c`` counts every call of the run. With neither, C_rec is
-  undefined for that run, it is left out of RC, and the count is reported (``rc_unknown``).
+  ``perturbation``. The first such step is *the first perturbed response*. A perturbed run whose
+  fault never fired (a run with no tool call included) is *not exposed*: no PRR, no cost, and
+  never shown as recovered.
+- **Propagation**: the sentinel (``Step.perturbation.sentinel`` or
+  ``Task.perturbation.sentinel``) reached an *accepted* later call (verdict ok, not stopped by an
+  explicit fault; args as written or resolved) or the final answer, matched as a whole value. A
+  call the world rejected executed nothing, so a sentinel there is not propagation. A propagated
+  sentinel always means *not recovered*.
+- **Recovery never reads success** (§3.5: "PRR strictly evaluates error recovery independently of
+  final task success"):
 
-Aggregates per mode m: TSR_m = mean success; PRR_m = Σ recov·pert / Σ pert; RC_m = mean over
-T_m of pert·C_rec (an unexposed run adds 0). **Avg** = (mean TSR over the modes present among
-NP, P1–P4 + mean PRR over P1–P4 + 1 − mean RC over P1–P4) / 3, means taken over the modes that
-have runs (and, for PRR, exposed runs). Mode comes from the task (else the episode, else the
-first perturbation, else NP); level from the task (else ``episode.metadata["level"]``).
+  - *transient faults (P1, P3)* — retrying: after the first perturbed response the agent
+    re-invoked the victim or an alternative of its group (members from the corpus's alternative
+    groups), got a clean result (verdict ok, no perturbation) and *used* it: a distinctive value
+    of it (a string of 4+ characters or a number that is not a small integer, not an echo of its
+    own inputs) reaches a later call's arguments or the final answer, or a later call
+    references the retry's node (``${node...}``);
+  - *permanent faults (P2, P4)* — an alternative path: every tool of some valid path avoiding
+    the victim ran cleanly (order ignored, as parallel waves reorder calls); with no path left
+    (``Task.checker.graceful``, C1) a wise stop (no call downstream of the failed branch after
+    the fault and an answer that reports the failure); without a path list, a used clean call to
+    another member of the victim's group.
+- **C_rec** = 1 − c*/max(c, c*)·succ (0/0 read as 1), eq. 3, with **c*(τ) per trajectory**:
+  the fewest calls that complete the task from the first perturbed response, given the tools
+  this run had already run cleanly and the tool it met the fault on
+  (``suites.toolmaze.min_calls_after_fault``); c counts the calls after the first perturbed
+  response. Fallbacks for tasks without a path list: ``metadata["min_calls_after_fault"]``, else
+  ``Task.min_calls`` against every call of the run; with neither C_rec is undefined, left out of
+  RC and counted (``rc_unknown``).
+
+Aggregates (:func:`summarize_toolmaze`): per C × P cell TSR = mean success, PRR = Σ recov·pert /
+Σ pert, RC = mean pert·C_rec (an unexposed run adds 0); per mode the plain mean over the levels
+(§4.2: "macro-averaged across all four topological complexity levels"), per level over the
+modes, and overall TSR over every cell, PRR / RC over the P1–P4 cells, **Avg** = (mean TSR + mean
+PRR + 1 − mean RC) / 3 over the cells. The figures pooled over runs stay beside them as a
+labelled variant (``pooled``). Mode comes from the task (else the episode, else the first
+perturbation, else NP); level from the task (else ``episode.metadata["level"]``).
 """
 
 from __future__ import annotations
