@@ -222,3 +222,29 @@ def test_a_crashing_agent_is_recorded_and_named(tmp_path) -> None:
     assert {e.end_reason.value for e in res.episodes} == {"crashed"}
     assert res.tsr()["value"] == 0.0
     assert "crashed" in res.notes and "cannot build the agent" in res.notes["crashed"]
+
+
+def test_async_only_tools_run_through_ainvoke(tmp_path) -> None:
+    from langchain_core.tools import StructuredTool
+
+    async def convert(amount: float) -> str:
+        return f"{amount * 2:.2f} EUR"
+
+    atool = StructuredTool.from_function(coroutine=convert, name="convert", description="x2")
+    model = ScriptedToolModel(
+        plan=[("convert", {"amount": 5})], answer=lambda r: f"It is {r[0].split()[0]} EUR."
+    )
+    res = evaluate_in_place(
+        lambda tools: create_agent(model, tools),
+        [atool],
+        [{"id": "c", "input": "convert 5", "expected": 10.0}],
+        modes="P1",
+        kind="http_429",
+        out=tmp_path / "o",
+        show=False,
+        n_boot=200,
+    )
+    np_ep = next(e for e in res.episodes if e.mode == "NP")
+    assert np_ep.success and np_ep.steps[0].verdict.ok
+    p1 = next(e for e in res.episodes if e.mode == "P1")
+    assert p1.steps[0].perturbation.kind == "http_429" and p1.end_reason.value == "gave_up"
