@@ -154,6 +154,28 @@ def test_invalid_dag_rate_and_pass_at_1() -> None:
     assert out["sde.E5"]["value"] == pytest.approx((0.75 + 0 + 0.75) / 3)
 
 
+def test_an_infrastructure_failure_is_never_an_invalid_dag() -> None:
+    # the replanner's endpoint died: the episode holds an empty replanner version
+    t, ok = episode(GOOD, episode_id="ok")
+    _, bad = episode(GOOD, episode_id="crash", end_reason=EndReason.MODEL_ERROR)
+    crash = bad.model_copy(
+        update={"plans": [*bad.plans[:2], bad.plans[2].model_copy(update={"text": ""})]}
+    )
+    rec = sde_record(crash, t)
+    assert (rec.replans, rec.invalid_replans) == (1, 0)  # only the replan that was written
+    # an unreadable replan written by a run that then crashed is still an invalid DAG
+    junk = bad.model_copy(
+        update={"plans": [*bad.plans[:2], bad.plans[2].model_copy(update={"text": "not a plan"})]}
+    )
+    assert (sde_record(junk, t).replans, sde_record(junk, t).invalid_replans) == (2, 1)
+    out = score([ok, crash], [t], n_boot=200)
+    # by hand: the crashed run is left out of the process metrics (2 replans of `ok`, both
+    # valid), and counts as a failed run in Pass@1 (1 success of 2 runs)
+    assert out["sde.invalid_dag_rate"]["value"] == 0.0 and out["sde.invalid_dag_rate"]["n"] == 2
+    assert out["sde.pass@1"]["value"] == pytest.approx(1 / 2)
+    assert out["sde.E5"]["value"] == pytest.approx(0.75) and out["failures"] == 1
+
+
 # -- sde-auto ------------------------------------------------------------------------------------
 def auto(text: str, thought: str = GOOD_THOUGHT) -> dict[str, float | None]:
     t, ep = episode(text, thought)
