@@ -30,6 +30,11 @@ def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
             "TER, 0-call, AUC-PEC, RR: NP runs only (under P1–P4 a call that carried an injected "
             "corrupted value would count as the agent's invalid call); per mode in the report."
         )
+    if any(r.get("prefix_scope") == "all runs" and r.get("PRR") for r in rows):
+        out.append(
+            "TER, 0-call, AUC-PEC, RR: pooled over every run, P1–P4 included (no NP run to lead "
+            "with): a call that carried an injected corrupted value counts as an invalid call."
+        )
     out.append("0-call: share of runs with no tool call (clean in TER by definition, no evidence).")
     if any(r.get("not exposed") for r in rows):
         out.append("not exposed: perturbed runs that never reached the fault (no PRR, no cost).")
