@@ -412,6 +412,19 @@ def test_a_key_inside_the_base_url_is_never_recorded(tmp_path):
     assert cfg["base_url"] == "http://***@127.0.0.1:9/v1"
 
 
+def test_the_experiment_id_ignores_url_credentials_and_the_environment(monkeypatch):
+    from replan.runner.core import RunConfig
+
+    def eid(url: str) -> str:
+        return RunConfig(base_url=url).experiment_id()
+
+    plain = RunConfig().experiment_id()
+    assert eid("http://u:sk-one1111111111@h/v1") == eid("http://u:sk-two2222222222@h/v1")
+    assert eid("http://u:sk-one1111111111@h/v1") != eid("http://h2/v1")
+    monkeypatch.setenv("SOME_SECRET_TOKEN", "simulated:competent")  # a key equal to config text
+    assert RunConfig().experiment_id() == plain
+
+
 # -- 8. LangSmith out of reach ---------------------------------------------------------------------
 def _closed_port() -> int:
     import socket
@@ -498,3 +511,160 @@ def test_a_later_langsmith_run_uploads_only_what_is_missing(tmp_path):
         ("dual_loop", "simulated:competent", 3),
         ("react", "simulated:competent", 3),
     ]
+
+
+# -- held behaviours (issue 17 found them sound; these tests keep them so) --------------------------
+@pytest.mark.slow  # ~80 s: a clean run, then two interrupted runs and their resumes
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_sigint_or_sigterm_then_rerun_equals_a_clean_run(tmp_path, sig):
+    clean, stopped = tmp_path / "clean", tmp_path / "stopped"
+    args = ["--limit", "10", "--agents", "react,dual_loop,replanner_loop", "--concurrency", "1"]
+    assert _cli("run", "--out", str(clean), *args).returncode == 0
+    proc = subprocess.Popen(
+        [*REPLAN, "run", "--out", str(stopped), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=_env(),
+    )
+    try:
+        deadline = time.time() + 120
+        while len(_stored(stopped)) < 5 and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run finished before it could be stopped"
+        proc.send_signal(sig)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert 0 < len(_stored(stopped)) < 30
+    assert _cli("run", "--out", str(stopped), *args).returncode == 0
+    with ResultsStore(clean) as a, ResultsStore(stopped) as b:
+        assert b.snapshot() == a.snapshot()
+
+
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)><a href="https://evil.example/">'
+
+
+def hostile_answer(tools, model):  # used by name below: an agent whose answer is markup
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    g = StateGraph(MessagesState)
+    g.add_node("a", lambda s: {"messages": [AIMessage(content=HOSTILE)]})
+    g.add_edge(START, "a")
+    g.add_edge("a", END)
+    return g.compile()
+
+
+def hostile_crash(tools, model):
+    raise RuntimeError(HOSTILE)
+
+
+def test_the_report_escapes_hostile_content_and_loads_nothing_from_outside(tmp_path):
+    import re
+
+    from replan.report import write_report
+    from replan.runner.api import evaluate_agent
+
+    out = tmp_path / "r"
+    evaluate_agent(hostile_answer, limit=2, out=out, name=HOSTILE)  # a design named in markup
+    evaluate_agent(hostile_crash, limit=2, out=out)
+    with ResultsStore(out) as store:
+        eps = store.episodes()
+    assert any(e.final_answer == HOSTILE for e in eps) and any(
+        HOSTILE in (e.error or "") for e in eps
+    )
+    text = write_report(out).read_text(encoding="utf-8")
+    assert text.lower().count("<script") == 1  # the report's own script, nothing injected
+    assert "<img src=x" not in text and 'href="https://evil' not in text
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&lt;img src=x" in text  # as text
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text, re.I)
+
+
+def test_api_keys_in_the_environment_never_reach_store_logs_or_report(tmp_path):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    key = "sk-envKEYfake0042UNIQUEvalue77"
+
+    class Echo(BaseHTTPRequestHandler):  # a server that echoes the key back in its error
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}"}})
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    out = tmp_path / "r"
+    try:
+        proc = _cli(
+            "run",
+            "--model",
+            "openai:stub-model",
+            "--base-url",
+            f"http://127.0.0.1:{server.server_address[1]}/v1",
+            "--limit",
+            "2",
+            *QUICK,
+            "--out",
+            str(out),
+            OPENAI_API_KEY=key,
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert key not in proc.stdout + proc.stderr
+    rows = _stored(out)
+    assert len(rows) == 2 and {r for _, r in rows} == {"model_error"}
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert key.encode() not in f.read_bytes(), f.name
+
+
+def _mutations(line: str, rng: Any) -> str:
+    """One random damage to an episode line: bytes flipped, cut, a field dropped or retyped."""
+    kind = rng.randrange(5)
+    if kind == 0:
+        i = rng.randrange(len(line))
+        return line[:i] + chr(rng.randrange(32, 0x2FF)) + line[i + 1 :]
+    if kind == 1:
+        return line[: rng.randrange(len(line))]
+    obj = json.loads(line)
+    key = rng.choice(sorted(obj))
+    if kind == 2:
+        obj.pop(key)
+    elif kind == 3:
+        obj[key] = rng.choice([None, 0, -1, "", [], {}, "x" * 50, [[[]]], 1e308, True])
+    else:
+        steps = obj.get("steps") or []
+        if steps:
+            step = rng.choice(steps)
+            skey = rng.choice(sorted(step))
+            step[skey] = rng.choice([None, 7, "?", [], {"a": None}])
+    return json.dumps(obj)
+
+
+@pytest.mark.slow  # ~25 s: 4,000 lines scored
+def test_thousands_of_mutated_episode_lines_never_crash_replan_score(tmp_path):
+    import random
+
+    rng = random.Random(17)
+    lines = _episode_lines(tmp_path)
+    mutated = [_mutations(rng.choice(lines), rng) for _ in range(4000)]
+    path = tmp_path / "mutated.jsonl"
+    path.write_text("\n".join(mutated) + "\n", encoding="utf-8")
+    proc = _cli("score", str(path), "--json", "--n-boot", "100", timeout=600)
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    if proc.returncode == 0:
+        result = json.loads(proc.stdout)
+        assert result["episodes"] + len(result["input_errors"]) == 4000

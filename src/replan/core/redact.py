@@ -12,11 +12,14 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
+#: the user:password part of a URL (``scheme://user:key@host``), whatever the key looks like
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/@?#\"'<>]+@")
+
 _SECRET_PATTERNS = [
-    # the user:password part of a URL (``scheme://user:key@host``), whatever the key looks like
-    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/@?#\"'<>]+@"),
+    _URL_CREDENTIALS,
     re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
     re.compile(r"\blsv2_[A-Za-z0-9_]{8,}"),
     re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
@@ -39,14 +42,20 @@ def redact(text: str) -> str:
     return text
 
 
-def redact_value(value: Any) -> Any:
-    """``value`` (a config: dicts, lists, strings) with :func:`redact` applied to every string."""
+def redact_url(text: str) -> str:
+    """``text`` with only the credentials inside URLs masked: unlike :func:`redact` it does not
+    depend on the environment, so what it returns can be hashed into a stable identity."""
+    return _URL_CREDENTIALS.sub(_mask, text) if text else text
+
+
+def redact_value(value: Any, redactor: Callable[[str], str] = redact) -> Any:
+    """``value`` (a config: dicts, lists, strings) with ``redactor`` applied to every string."""
     if isinstance(value, str):
-        return redact(value)
+        return redactor(value)
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {k: redact_value(v, redactor) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, redactor) for v in value]
     return value
 
 
@@ -95,4 +104,4 @@ def _mask(match: re.Match[str]) -> str:
     return masked + "@" if match.group(0).endswith("@") else masked
 
 
-__all__ = ["URL_LOGGERS", "RedactingFilter", "redact", "redact_logs", "redact_value"]
+__all__ = ["URL_LOGGERS", "RedactingFilter", "redact", "redact_logs", "redact_url", "redact_value"]

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from replan.core.redact import redact, redact_value
+from replan.core.redact import redact, redact_url, redact_value
 from replan.core.task import Task
 from replan.core.trace import EndReason, Episode
 from replan.runner.store import (
@@ -67,7 +67,7 @@ class RunConfig:
         """What the results depend on, hashed: not how fast or how long they may take, nor a
         credential inside ``base_url``."""
         ident = {k: v for k, v in asdict(self).items() if k not in OPERATIONAL_FIELDS}
-        ident = redact_value(ident)
+        ident = redact_value(ident, redact_url)  # not environment-dependent
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
 
 
