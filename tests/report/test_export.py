@@ -248,3 +248,91 @@ def test_export_reads_the_prompt_variant_from_the_experiment(tmp_path: Path) -> 
     assert export_sft(tmp_path).written == 1
     system = _lines(tmp_path / "sft.jsonl")[0]["messages"][0]["content"]
     assert system.endswith(FAILURE_HINT)
+
+
+# -- issue 16: an empty export never replaces a good one; the defaults use what a run has ------
+def test_empty_export_never_replaces_a_good_file(tmp_path: Path) -> None:
+    out = _store(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["export", "sft", str(out)]).exit_code == 0
+    good = (out / "sft.jsonl").read_bytes()
+    assert len(_lines(out / "sft.jsonl")) == 2
+    # nothing scores more than 15: the selection is empty
+    res = runner.invoke(app, ["export", "sft", str(out), "--min-avg", "15"])
+    assert res.exit_code == 1
+    assert (out / "sft.jsonl").read_bytes() == good
+    assert "no examples selected" in res.stderr
+    # 8 episodes: 1 has no replanner output, 2 lack items, the 5 usable ones score <= 15
+    assert "1  no replanner output" in res.stderr
+    assert "2  fewer than 15 of the 15 items scored" in res.stderr
+    assert "5  score not above --min-avg 15" in res.stderr
+    assert "--force" in res.stderr
+    res = runner.invoke(app, ["export", "sft", str(out), "--min-avg", "15", "--force"])
+    assert res.exit_code == 0 and (out / "sft.jsonl").read_bytes() == b""
+    assert sorted(p.name for p in out.iterdir() if "sft" in p.name) == ["sft.jsonl"]
+
+
+def test_a_failed_export_leaves_the_old_file_whole(tmp_path: Path, monkeypatch) -> None:
+    import replan.runner.export as ex
+
+    out = _store(tmp_path)
+    export_sft(out, min_items=4)
+    good = (out / "sft.jsonl").read_bytes()
+    calls = {"n": 0}
+    real = json.dumps
+
+    def dumps(obj: Any, **kw: Any) -> str:
+        if isinstance(obj, dict) and "messages" in obj:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise OSError("disk full")
+        return real(obj, **kw)
+
+    monkeypatch.setattr(ex.json, "dumps", dumps)
+    with pytest.raises(OSError, match="disk full"):
+        export_sft(out, min_items=4)
+    assert (out / "sft.jsonl").read_bytes() == good
+    assert [p.name for p in out.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def _main_job(tmp_path: Path, *args: str) -> Path:
+    out = tmp_path / "run"
+    res = CliRunner().invoke(
+        app, ["run", "--out", str(out), "--agents", "replanner_loop", "--json", *args]
+    )
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def test_defaults_export_the_steps_a_run_without_a_judge_scored(tmp_path: Path) -> None:
+    """A main-job run (no judge) scores S5, E5 and the six sde.auto.* items; the defaults use
+    those 8, so `replan export sft DIR` writes examples (it wrote none before)."""
+    out = _main_job(tmp_path, "--limit", "12")
+    res = CliRunner().invoke(app, ["export", "sft", str(out), "--json", "--with-meta"])
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.stdout)
+    assert obj["thresholds"]["min_items"] == 8 and obj["thresholds"]["use_auto"] is True
+    assert obj["written"] > 0
+    for row in _lines(out / "sft.jsonl"):
+        meta = row["metadata"]
+        assert set(meta["sources"].values()) == {"script", "auto"}
+        assert meta["score"] > 10
+    # the DPO defaults on a one-seed run: no task has two trajectories of the same request,
+    # and the output says so instead of silently writing nothing
+    res = CliRunner().invoke(app, ["export", "dpo", str(out)])
+    assert res.exit_code == 0
+    assert "no pairs selected" in res.stderr
+    assert "no other step with the same task and request to pair with" in res.stderr
+
+
+def test_export_episodes_feeds_replan_score(tmp_path: Path) -> None:
+    out = _main_job(tmp_path, "--limit", "3")
+    runner = CliRunner()
+    res = runner.invoke(app, ["export", "episodes", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    obj = json.loads(res.stdout)
+    assert obj["episodes"] == 3 and obj["tasks"] == 3
+    res = runner.invoke(app, ["score", obj["out"], "--tasks", obj["tasks_out"], "--json"])
+    assert res.exit_code == 0, res.output
+    scored = json.loads(res.stdout)
+    assert scored["episodes"] == 3 and scored["input_errors"] == []

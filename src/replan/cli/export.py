@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -19,6 +20,7 @@ from replan.runner.export import (
     DEFAULT_MIN_AVG,
     DEFAULT_MIN_GAP,
     DEFAULT_MIN_SCORE,
+    EmptyExport,
     ExportSummary,
 )
 
@@ -30,18 +32,31 @@ export_app = typer.Typer(
 _DIR = typer.Argument(..., file_okay=False, help="results directory (holds results.sqlite)")
 _OUT = typer.Option(None, "--out", dir_okay=False, help="JSONL file (default DIR/<kind>.jsonl)")
 _MIN_ITEMS = typer.Option(
-    15,
+    None,
     "--min-items",
     min=1,
     max=15,
-    help="SDE items (of 15) that must be scored for a step to count; without a judge only "
-    "S5 and E5 are",
+    help="SDE items (of 15) a step must have scored to count [default: the number most steps "
+    "have: 15 with a judge, 7-8 without]",
+    show_default=False,
 )
 _AUTO = typer.Option(
-    False, "--use-auto", help="fill missing judged items with their sde.auto.<item> estimates"
+    True,
+    "--use-auto/--judged-only",
+    help="fill items the judge did not score with their scripted estimates (sde.auto.*: S2, "
+    "S3, S4, E1, E3, D4) [default: --use-auto]",
+    show_default=False,
 )
-_META = typer.Option(False, "--with-meta", help="add a 'metadata' key naming the source runs")
-_JSON = typer.Option(False, "--json", help="print one JSON object on stdout")
+_META = typer.Option(
+    False, "--with-meta", help="add a 'metadata' key naming the source runs", show_default=False
+)
+_FORCE = typer.Option(
+    False,
+    "--force",
+    help="replace a non-empty output file even when nothing was selected",
+    show_default=False,
+)
+_JSON = typer.Option(False, "--json", help="print one JSON object on stdout", show_default=False)
 
 
 def _print(summary: ExportSummary, as_json: bool) -> None:
@@ -76,12 +91,35 @@ def _print(summary: ExportSummary, as_json: bool) -> None:
     ):
         if d.get(key):
             out.print(f"  {key.replace('_', ' ')}: {d[key]}", highlight=False)
-    if summary.steps and summary.complete == 0 and summary.thresholds.get("min_items") == 15:
-        out.print(
-            "  no step has all 15 items (the 13 judged items need an LLM judge); lower "
-            "--min-items to use the scored ones, or add --use-auto",
+    if summary.written == 0:
+        explain_empty(summary, Console(stderr=True))
+
+
+def explain_empty(summary: ExportSummary, err: Console) -> None:
+    """Why nothing was selected: each filter and how many steps it removed."""
+    unit = "pairs" if summary.kind == "dpo" else "examples"
+    err.print(
+        f"[yellow]no {unit} selected[/] from {summary.episodes} episode(s); removed by:",
+        highlight=False,
+    )
+    for reason, n in summary.funnel:
+        if n:
+            err.print(f"  {n:>5}  {reason}", highlight=False, markup=False)
+    if summary.kind == "dpo" and summary.eligible:
+        err.print(
+            "  a pair needs two scored trajectories of the same task with the same replanner "
+            "request: run more seeds (--seeds 4), e.g. on --suite pararecover-synth, whose "
+            "instances all start at the same replan point",
             highlight=False,
         )
+
+
+def _refuse(exc: EmptyExport) -> NoReturn:
+    err = Console(stderr=True)
+    if exc.summary is not None:
+        explain_empty(exc.summary, err)
+    err.print(f"[red]error[/]: {exc}", highlight=False)
+    raise typer.Exit(1) from exc
 
 
 @export_app.command("sft")
@@ -96,12 +134,13 @@ def sft_command(
     min_items: int = _MIN_ITEMS,
     use_auto: bool = _AUTO,
     with_meta: bool = _META,
+    force: bool = _FORCE,
     as_json: bool = _JSON,
 ) -> None:
     """Well-scored replanning steps as chat-format SFT JSONL.
 
-    Each line is {"messages": [system, user, assistant]}: the replanner request and the plan
-    the agent wrote."""
+    Each line holds a "messages" list (system, user, assistant turns): the replanner request
+    and the plan the agent wrote."""
     from replan.runner.export import export_sft
 
     try:
@@ -112,7 +151,10 @@ def sft_command(
             min_items=min_items,
             use_auto=use_auto,
             with_meta=with_meta,
+            force=force,
         )
+    except EmptyExport as exc:
+        _refuse(exc)
     except (FileNotFoundError, ValueError) as exc:
         Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
         raise typer.Exit(1) from exc
@@ -132,12 +174,13 @@ def dpo_command(
     min_items: int = _MIN_ITEMS,
     use_auto: bool = _AUTO,
     with_meta: bool = _META,
+    force: bool = _FORCE,
     as_json: bool = _JSON,
 ) -> None:
     """Preference pairs from trajectories of the same task as DPO JSONL.
 
-    Each line is {"prompt", "chosen", "rejected"} in TRL's conversational layout; the
-    trajectory with the higher SDE score is chosen."""
+    Each line holds "prompt", "chosen" and "rejected" message lists (TRL's conversational
+    layout); the trajectory with the higher SDE score is chosen."""
     from replan.runner.export import export_dpo
 
     try:
@@ -149,11 +192,48 @@ def dpo_command(
             min_items=min_items,
             use_auto=use_auto,
             with_meta=with_meta,
+            force=force,
         )
+    except EmptyExport as exc:
+        _refuse(exc)
     except (FileNotFoundError, ValueError) as exc:
         Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
         raise typer.Exit(1) from exc
     _print(summary, as_json)
+
+
+@export_app.command("episodes")
+def episodes_command(
+    out_dir: Path = _DIR,
+    out: Path | None = typer.Option(
+        None, "--out", dir_okay=False, help="Episode JSONL [default: DIR/episodes.jsonl]"
+    ),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", dir_okay=False, help="Task JSONL [default: tasks.jsonl beside --out]"
+    ),
+    force: bool = _FORCE,
+    as_json: bool = _JSON,
+) -> None:
+    """Every stored episode as Episode JSON lines, and their tasks as Task JSON lines.
+
+    Score them elsewhere with: replan score episodes.jsonl --tasks tasks.jsonl"""
+    from replan.runner.export import export_episodes
+
+    try:
+        res = export_episodes(out_dir, out, tasks, force=force)
+    except EmptyExport as exc:
+        _refuse(exc)
+    except (FileNotFoundError, ValueError) as exc:
+        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        raise typer.Exit(1) from exc
+    if as_json:
+        typer.echo(json.dumps(res))
+        return
+    Console().print(
+        f"{res['episodes']} episode(s) -> {res['out']}, {res['tasks']} task(s) -> "
+        f"{res['tasks_out']}\nscore them: replan score {res['out']} --tasks {res['tasks_out']}",
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

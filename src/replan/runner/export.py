@@ -11,9 +11,13 @@ round and tool list); its *response* is the plan text the agent wrote (``<though
 results store (S5 and E5 by script; the other 13 only when an LLM judge ran). The score of a
 step is on ParaRecover's 15-point scale: the sum of the 15 items (each 0, 0.5 or 1; E5 in
 [0, 1]) — and, when some items are missing, 15 × the mean of the scored ones. A missing item is
-never read as 0; ``min_items`` (default: all 15) says how many must be scored for a step to be
-used at all, and the export reports how many steps had which items. ``use_auto`` fills a
-missing judged item with its deterministic estimate (``sde.auto.<item>``) where one exists.
+never read as 0. ``use_auto`` (default on) fills a missing judged item with its deterministic
+estimate (``sde.auto.<item>``: S2, S3, S4, E1, E3, D4) where one exists, so a run without a judge
+scores 8 items per step (S5, E5 and the six estimates). ``min_items`` says how many items must be
+scored for a step to be used at all; by default (``None``) it is the number of items most steps
+of the store have — 15 after a judge, 7 or 8 without (``sde.auto.D4`` is undefined for some
+replans) — so the defaults use what the run has and a step with fewer items is left out. The export reports how many steps had which
+items, and what each filter removed.
 
 **Thresholds** (the paper's): SFT keeps steps whose score is *greater than* ``min_avg``
 (default 10 of 15). DPO pairs two trajectories of the same task *and the same request* (a
@@ -34,21 +38,19 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
-
-from replan.core.plan import Plan
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.evaluators import task_of
-from replan.evaluators.sde import ITEMS, SCRIPT_ITEMS, select_replan, task_tools
 from replan.runner.store import ResultsStore, episode_key
+
+if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep LangChain off that path
+    from langchain_core.messages import BaseMessage
 
 DEFAULT_MIN_AVG = 10.0
 DEFAULT_MIN_SCORE = 3.0
 DEFAULT_MIN_GAP = 5.0
-SCALE = float(len(ITEMS))  # 15
+SCALE = 15.0  # ParaRecover's scale: the 15 SDE items (replan.evaluators.sde.ITEMS)
 
 
 # -- the replanner request ---------------------------------------------------------------------
@@ -60,6 +62,8 @@ def hint_of(episode: Episode) -> bool:
 
 
 def _parse(text: str, plan: Any) -> Any:
+    from replan.core.plan import Plan
+
     return Plan.parse(text if text.strip() else plan)
 
 
@@ -77,6 +81,8 @@ def replanner_request(
     execution, the results of the wave just run, the round index, the task's tools and the
     prompt variant. Raises ``ValueError`` naming the episode when the request cannot be rebuilt.
     """
+    from replan.core.plan import Plan
+    from replan.evaluators.sde import task_tools
     from replan.nodes.frontier import (
         _settle_tool_less,
         observation_record,
@@ -133,14 +139,14 @@ def replanner_request(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-_ROLES = {SystemMessage: "system", HumanMessage: "user", AIMessage: "assistant"}
-
-
 def chat(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     """LangChain messages as ``{"role", "content"}`` dicts (system / user / assistant)."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+    roles = {SystemMessage: "system", HumanMessage: "user", AIMessage: "assistant"}
     out = []
     for m in messages:
-        role = next((r for cls, r in _ROLES.items() if isinstance(m, cls)), None)
+        role = next((r for cls, r in roles.items() if isinstance(m, cls)), None)
         if role is None:
             raise ValueError(f"cannot export a {type(m).__name__} as a chat turn")
         out.append({"role": role, "content": str(m.content)})
@@ -195,6 +201,7 @@ class ExportSummary:
     excluded: dict[str, int] = field(default_factory=dict)
     thresholds: dict[str, Any] = field(default_factory=dict)
     details: dict[str, Any] = field(default_factory=dict)
+    funnel: list[tuple[str, int]] = field(default_factory=list)  # (filter, steps it removed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -208,6 +215,7 @@ class ExportSummary:
             "eligible_steps": self.eligible,
             "excluded": self.excluded,
             "thresholds": self.thresholds,
+            "removed_by": dict(self.funnel),
             **self.details,
         }
 
@@ -224,11 +232,17 @@ def scored_steps(
     out_dir: str | Path,
     summary: ExportSummary,
     *,
-    min_items: int = len(ITEMS),
-    use_auto: bool = False,
+    min_items: int | None = None,
+    use_auto: bool = True,
 ) -> list[ScoredStep]:
-    """The eligible scored replanning steps of a results directory (bookkeeping in ``summary``)."""
-    if not 1 <= min_items <= len(ITEMS):
+    """The eligible scored replanning steps of a results directory (bookkeeping in ``summary``).
+
+    ``min_items=None`` asks for the item count most steps of the store have (see the module
+    docstring); the resolved number is recorded in ``summary.thresholds["min_items"]``."""
+    from replan.evaluators import task_of
+    from replan.evaluators.sde import ITEMS, SCRIPT_ITEMS, select_replan
+
+    if min_items is not None and not 1 <= min_items <= len(ITEMS):
         raise ValueError(f"min_items must be in 1..{len(ITEMS)}, got {min_items}")
     path = Path(out_dir) / ResultsStore.FILENAME
     if not path.is_file():
@@ -245,7 +259,7 @@ def scored_steps(
         }
     counts: Counter[str] = Counter()
     excluded: Counter[str] = Counter()
-    out: list[ScoredStep] = []
+    found: list[tuple[Episode, str, int, dict[str, float], dict[str, str]]] = []
     summary.episodes = len(episodes)
     for ep in episodes:
         idx = select_replan(ep)
@@ -267,6 +281,14 @@ def scored_steps(
         counts.update(items.keys())
         if len(items) == len(ITEMS):
             summary.complete += 1
+        found.append((ep, key, idx, items, sources))
+    if min_items is None:  # what the run has: the item count most steps reach (larger on ties)
+        per_step = Counter(len(items) for *_, items, _ in found)
+        min_items = max(per_step.items(), key=lambda kv: (kv[1], kv[0]))[0] if per_step else 1
+        min_items = max(1, min_items)
+    summary.thresholds["min_items"] = min_items
+    out: list[ScoredStep] = []
+    for ep, key, idx, items, sources in found:
         if len(items) < min_items:
             excluded[f"fewer than {min_items} of the 15 items scored"] += 1
             continue
@@ -286,13 +308,37 @@ def scored_steps(
     return out
 
 
-def _write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
+class EmptyExport(ValueError):
+    """An export that selected nothing would replace a non-empty file (``force`` allows it);
+    ``summary`` says what each filter removed."""
+
+    summary: ExportSummary | None = None
+
+
+def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]], *, force: bool = False) -> None:
+    """Write ``rows`` to a temporary file beside ``path`` and move it into place atomically, so a
+    failed or interrupted export never leaves a truncated file. An empty ``rows`` never replaces
+    a non-empty file unless ``force`` (raises :class:`EmptyExport`)."""
+    import os
+    import tempfile
+
+    if not rows and not force and path.is_file() and path.stat().st_size > 0:
+        raise EmptyExport(
+            f"nothing selected, so {path} ({path.stat().st_size} bytes) was left as it was; "
+            "pass --force to replace it with an empty file"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def export_sft(
@@ -300,9 +346,10 @@ def export_sft(
     out_file: str | Path | None = None,
     *,
     min_avg: float = DEFAULT_MIN_AVG,
-    min_items: int = len(ITEMS),
-    use_auto: bool = False,
+    min_items: int | None = None,
+    use_auto: bool = True,
     with_meta: bool = False,
+    force: bool = False,
 ) -> ExportSummary:
     """Write the steps scoring more than ``min_avg`` (of 15) as chat-format SFT JSONL."""
     target = Path(out_file) if out_file is not None else Path(out_dir) / "sft.jsonl"
@@ -326,9 +373,14 @@ def export_sft(
         if with_meta:
             row["metadata"] = s.meta()
         rows.append(row)
-    _write_jsonl(target, rows)
     summary.written = len(rows)
     summary.details = {"not_above_min_avg": below, "duplicates": dupes}
+    summary.funnel = [
+        *_funnel(summary),
+        (f"score not above --min-avg {min_avg:g}", below),
+        ("duplicate (prompt, response)", dupes),
+    ]
+    _write(target, rows, force, summary)
     return summary
 
 
@@ -338,9 +390,10 @@ def export_dpo(
     *,
     min_score: float = DEFAULT_MIN_SCORE,
     min_gap: float = DEFAULT_MIN_GAP,
-    min_items: int = len(ITEMS),
-    use_auto: bool = False,
+    min_items: int | None = None,
+    use_auto: bool = True,
     with_meta: bool = False,
+    force: bool = False,
 ) -> ExportSummary:
     """Write preference pairs (same task, same request; gap > ``min_gap``, both ≥
     ``min_score``) as TRL conversational DPO JSONL."""
@@ -357,13 +410,14 @@ def export_dpo(
     for s in steps:
         by_task[s.episode.task_id][json.dumps(s.prompt, ensure_ascii=False)].append(s)
     rows, seen = [], set()
-    below_floor = 0
+    below_floor = unpaired = 0
     for task_id in sorted(by_task):
         groups = by_task[task_id]
         for group in groups.values():
             ok = [s for s in group if s.score >= min_score]
             below_floor += len(group) - len(ok)
             ok.sort(key=lambda s: (-s.score, s.key))
+            paired: set[str] = set()
             for i, hi in enumerate(ok):
                 for lo in ok[i + 1 :]:
                     if not hi.score - lo.score > min_gap or hi.response == lo.response:
@@ -385,7 +439,8 @@ def export_dpo(
                             "rejected": lo.meta(),
                         }
                     rows.append(row)
-    _write_jsonl(target, rows)
+                    paired.update((hi.key, lo.key))
+            unpaired += sum(1 for st in ok if st.key not in paired) if len(group) > 1 else 0
     summary.written = len(rows)
     summary.details = {
         "tasks": len(by_task),
@@ -393,4 +448,56 @@ def export_dpo(
         "tasks_with_several_requests": sum(1 for g in by_task.values() if len(g) > 1),
         "below_min_score": below_floor,
     }
+    lonely = sum(1 for g in by_task.values() for grp in g.values() if len(grp) == 1)
+    summary.funnel = [
+        *_funnel(summary),
+        ("no other step with the same task and request to pair with", lonely),
+        (f"score below --min-score {min_score:g}", below_floor),
+        (f"no partner more than --min-gap {min_gap:g} apart (or same response)", unpaired),
+    ]
+    _write(target, rows, force, summary)
     return summary
+
+
+def _write(target: Path, rows: list[dict[str, Any]], force: bool, summary: ExportSummary) -> None:
+    try:
+        write_jsonl(target, rows, force=force)
+    except EmptyExport as exc:
+        exc.summary = summary
+        raise
+
+
+def _funnel(summary: ExportSummary) -> list[tuple[str, int]]:
+    """What the shared step filters removed, in order (for an empty export's explanation)."""
+    rows = [(reason, n) for reason, n in summary.excluded.items() if reason.startswith("no ")]
+    rows += [(reason, n) for reason, n in summary.excluded.items() if reason.startswith("fewer")]
+    rows += [(reason, n) for reason, n in summary.excluded.items() if reason.startswith("request")]
+    return rows
+
+
+def export_episodes(
+    out_dir: str | Path,
+    out_file: str | Path | None = None,
+    tasks_file: str | Path | None = None,
+    *,
+    force: bool = False,
+) -> dict[str, Any]:
+    """Write every stored episode as Episode JSON lines (the input of ``replan score``) and the
+    tasks they ran as Task JSON lines (its ``--tasks``); returns the paths and counts."""
+    path = Path(out_dir) / ResultsStore.FILENAME
+    if not path.is_file():
+        raise FileNotFoundError(f"{out_dir}: no {ResultsStore.FILENAME}, not a results directory")
+    target = Path(out_file) if out_file is not None else Path(out_dir) / "episodes.jsonl"
+    tasks_target = Path(tasks_file) if tasks_file is not None else target.with_name("tasks.jsonl")
+    with ResultsStore(out_dir) as store:
+        episodes = store.episodes()
+        tasks = store.tasks()
+    used = sorted({e.task_id for e in episodes if e.task_id in tasks})
+    write_jsonl(target, [json.loads(e.to_json()) for e in episodes], force=force)
+    write_jsonl(tasks_target, [json.loads(tasks[t].model_dump_json()) for t in used], force=force)
+    return {
+        "episodes": len(episodes),
+        "tasks": len(used),
+        "out": str(target),
+        "tasks_out": str(tasks_target),
+    }
