@@ -97,12 +97,14 @@ def validate_file(path: Path) -> dict[str, Any]:
     """Parse every line with the loader; raises :class:`FetchError` on the first bad line."""
     from replan.suites.pararecover import LoadError, iter_instances
 
-    lines = errors = 0
+    lines = errors = duplicates = 0
     first: str | None = None
     levels: dict[str, int] = {}
     for item in iter_instances(path):
         lines += 1
-        if isinstance(item, LoadError):
+        if isinstance(item, LoadError) and item.duplicate_of is not None:
+            duplicates += 1  # a line that parses but repeats an id: counted, not a bad file
+        elif isinstance(item, LoadError):
             errors += 1
             first = first or str(item)
         else:
@@ -111,7 +113,10 @@ def validate_file(path: Path) -> dict[str, Any]:
         raise FetchError(f"{path}: {errors} of {lines} lines do not parse; first: {first}")
     if lines == 0:
         raise FetchError(f"{path}: the file is empty")
-    return {"lines": lines, "levels": levels}
+    out: dict[str, Any] = {"lines": lines, "levels": levels}
+    if duplicates:
+        out["duplicate_ids"] = duplicates
+    return out
 
 
 def fetch_pararecover(

@@ -51,6 +51,7 @@ class LoadError(BaseModel):
     file: str
     line: int
     message: str
+    duplicate_of: int | None = None  # the line whose id this line repeats (it is skipped)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.message}"
@@ -189,6 +190,7 @@ def iter_instances(path: str | Path) -> Iterator[ParaRecoverInstance | LoadError
                 file=str(p),
                 line=lineno,
                 message=f"duplicate id {inst.id!r} (first on line {first_line[key]}); skipped",
+                duplicate_of=first_line[key],
             )
             continue
         first_line[key] = lineno
