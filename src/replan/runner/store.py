@@ -71,13 +71,10 @@ CREATE TABLE IF NOT EXISTS feedback (
     comment TEXT,
     PRIMARY KEY (episode_key, key)
 );
-CREATE TABLE IF NOT EXISTS feedback (
-    episode_key TEXT NOT NULL REFERENCES episodes(key),
-    key TEXT NOT NULL,
-    score REAL,
-    value TEXT,
-    comment TEXT,
-    PRIMARY KEY (episode_key, key)
+CREATE TABLE IF NOT EXISTS selections (
+    experiment_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    task_ids TEXT NOT NULL
 );
 """
 
@@ -308,6 +305,55 @@ class ResultsStore:
             )
         return key
 
+    def save_selection(self, experiment_id: str, source: str, task_ids: list[str]) -> None:
+        """Record which tasks an experiment selected from which source (``source`` names the
+        data, e.g. a file's size and mtime), so a resume can skip generating the suite."""
+        with self._tx() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO selections(experiment_id, source, task_ids) VALUES (?,?,?)",
+                (experiment_id, source, json.dumps(task_ids)),
+            )
+
+    def selection(self, experiment_id: str, source: str) -> list[Task] | None:
+        """The tasks ``experiment_id`` selected from ``source``, in order; ``None`` when it
+        never ran, the source changed, or a task is missing."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT source, task_ids FROM selections WHERE experiment_id = ?",
+                (experiment_id,),
+            ).fetchone()
+        if row is None or row[0] != source:
+            return None
+        ids = json.loads(row[1])
+        tasks = self.tasks()
+        if any(t not in tasks for t in ids):
+            return None
+        return [tasks[t] for t in ids]
+
+    def clear(self) -> dict[str, int]:
+        """Delete every experiment, task, episode and feedback row (``replan clear``); returns
+        how many rows of each table were deleted. The file stays, empty and valid."""
+        tables = ("feedback", "episodes", "selections", "tasks", "experiments")
+        with self._tx() as c:
+            counts = {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
+            for t in tables:
+                c.execute(f"DELETE FROM {t}")
+            c.execute("DELETE FROM uploads")
+        return counts
+
+    def fingerprint(self) -> list[Any]:
+        """A cheap summary of the store's contents that changes whenever an episode, its
+        feedback, an experiment or a task is written (for caches of derived results)."""
+        with self._lock:
+            return list(
+                self._conn.execute(
+                    "SELECT (SELECT COUNT(*) FROM episodes), (SELECT MAX(rowid) FROM episodes),"
+                    " (SELECT COUNT(*) FROM feedback), (SELECT MAX(rowid) FROM feedback),"
+                    " (SELECT COUNT(*) FROM experiments),"
+                    " (SELECT COUNT(*) || ':' || TOTAL(LENGTH(task)) FROM tasks)"
+                ).fetchone()
+            )
+
     def mark_uploaded(self, keys: Iterable[str], target: str) -> None:
         """Record that these episodes reached ``target`` (e.g. a LangSmith endpoint)."""
         with self._tx() as c:
@@ -325,14 +371,23 @@ class ResultsStore:
         return {r[0] for r in rows}
 
     # -- reading ----------------------------------------------------------------------------------
-    def done_keys(self, experiment_id: str | None = None) -> set[str]:
+    def done_keys(self, experiment_id: str | None = None, *, with_failed: bool = True) -> set[str]:
+        """Keys of stored episodes; ``with_failed=False`` leaves out infrastructure failures
+        (:data:`FAILURE_END_REASONS`), which a resume runs again."""
+        q = "SELECT key FROM episodes WHERE 1=1"
+        params: tuple[Any, ...] = ()
+        if experiment_id is not None:
+            q += " AND experiment_id = ?"
+            params = (experiment_id,)
+        if not with_failed:
+            q += " AND failed = 0"
         with self._lock:
-            if experiment_id is None:
-                cur = self._conn.execute("SELECT key FROM episodes")
-            else:
-                cur = self._conn.execute(
-                    "SELECT key FROM episodes WHERE experiment_id = ?", (experiment_id,)
-                )
+            return {r[0] for r in self._conn.execute(q, params).fetchall()}
+
+    def failed_keys(self) -> set[str]:
+        """Keys of stored infrastructure failures (model error, crash, timeout)."""
+        with self._lock:
+            cur = self._conn.execute("SELECT key FROM episodes WHERE failed = 1")
             return {r[0] for r in cur.fetchall()}
 
     def experiments(self) -> list[tuple[str, dict[str, Any]]]:

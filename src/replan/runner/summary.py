@@ -4,6 +4,7 @@ the HTML never disagree."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ HEADLINE: tuple[str, ...] = ("TSR", "PRR", "RC", "TER", "0-call", "AUC-PEC", "RR
 #: columns shown only when some row has them: ToolMaze's composite and unexposed runs;
 #: ParaRecover's E5 and replan's own tool-use efficiency (never on an all-ToolMaze run)
 OPTIONAL_HEADLINE: tuple[str, ...] = ("Avg", "not exposed", "E5", "tool-use eff.")
+#: columns where a lower value is better (every other headline column: higher is better)
+LOWER_IS_BETTER: frozenset[str] = frozenset({"RC", "C_rec", "calls", "0-call", "not exposed"})
 
 
 def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
@@ -46,13 +49,20 @@ def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def summarize(out_dir: str | Path) -> dict[str, dict[str, Any]]:
+def summarize(
+    out_dir: str | Path, keys: Collection[str] | None = None
+) -> dict[str, dict[str, Any]]:
     """``{label: {metric: estimate, "failures": n, ...}}``; label is the design (or
-    ``design · model`` when the store holds several models)."""
-    from replan.report.data import build_units, open_store
+    ``design · model`` when the store holds several models). ``keys`` keeps only those episodes
+    (a run's own selection; default: every episode in the store)."""
+    from replan.report.data import build_units, key_of, open_store
 
     with open_store(out_dir) as store:
-        units, _ = build_units(store.episodes(), store.tasks())
+        episodes = store.episodes()
+        if keys is not None:
+            wanted = set(keys)
+            episodes = [e for e in episodes if key_of(e) in wanted]
+        units, _ = build_units(episodes, store.tasks())
     return {u.label: u.row for u in units}
 
 
