@@ -38,7 +38,7 @@ def report_command(
             out_dir, path=output, seed=seed, n_boot=n_boot, max_episodes=max_episodes
         )
     except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error[/]: {exc}", highlight=False)
+        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     plots = sorted(str(p) for p in path.parent.glob("report-*.png"))
     png = None
@@ -46,7 +46,7 @@ def report_command(
         try:
             png = screenshot(path, path.with_suffix(".png"))
         except (FileNotFoundError, RuntimeError) as exc:
-            err.print(f"[red]error[/]: {exc}", highlight=False)
+            err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
             raise typer.Exit(1) from exc
     if as_json:
         typer.echo(
@@ -85,7 +85,7 @@ def compare_command(
     try:
         res = compare_dirs(dir_a, dir_b, seed=seed, n_boot=n_boot, alpha=alpha)
     except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error[/]: {exc}", highlight=False)
+        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False))
