@@ -240,3 +240,19 @@ def test_score_aggregates_travel_runs() -> None:
     assert out["prefix.first_error_types"]["Parameter_Missing"]["count"] == 1
     assert out["prefix.first_error_types"]["Type_Error"]["count"] == 1
     assert out["verdict_sources"] == {"replay": 3}
+
+
+def test_a_reference_into_the_same_parallel_wave_is_not_executable() -> None:
+    """Calls of one round ran together: quote_flight could not see the search of its own wave
+    (the executor answered unbound_reference), so replay makes it the first invalid call even
+    if a trace recorded it as ok. In separate rounds the same calls are clean; a trace without
+    round information (every step in round 0) is replayed in order."""
+    t = tv.task()
+    same_wave = tv.run(t, [tv.search(round=1), tv.quote(round=1), tv.book(round=2)], answer=BOOKED)
+    assert same_wave.steps[1].verdict.ok  # the hand-built trace claims it ran
+    rec = prefix_record(same_wave, t)
+    assert (rec.fed, rec.first_error_code) == (2, "unbound_reference")
+    waves = tv.run(t, [tv.search(round=1), tv.quote(round=2), tv.book(round=3)], answer=BOOKED)
+    assert prefix_record(waves, t).clean
+    no_rounds = tv.run(t, [tv.search(round=0), tv.quote(round=0), tv.book(round=0)])
+    assert prefix_record(no_rounds, t).clean

@@ -41,11 +41,22 @@ class Replay:
 
 
 def replay(episode: Episode, world: World) -> Replay:
-    """Replay ``episode``'s calls from ``world``'s initial state (the world is not changed)."""
+    """Replay ``episode``'s calls from ``world``'s initial state (the world is not changed).
+
+    Calls of one round (a parallel wave) ran together: a call sees the outputs of earlier
+    rounds only, as when it ran, so a reference to a node of its own wave is unbound. A trace
+    without round information (every step in round 0) is replayed strictly in order.
+    """
     state = world.initial_state
     bindings: dict[str, Any] = {}
+    waves = any(s.round != 0 for s in episode.steps)
+    pending: dict[str, Any] = {}  # outputs of the current round, visible from the next one
+    current = episode.steps[0].round if episode.steps else 0
     out = Replay(final_state=state)
     for step in episode.steps:
+        if waves and step.round != current:
+            bindings.update(pending)
+            pending, current = {}, step.round
         pert = step.perturbation
         if pert is not None and pert.explicit:
             verdict, _ = world.check(step.call, bindings, state)
@@ -58,6 +69,6 @@ def replay(episode: Episode, world: World) -> Replay:
         out.verdicts.append(verdict)
         out.outputs.append(output)
         if verdict.ok and step.call.node_id:
-            bindings[step.call.node_id] = step.observation
+            (pending if waves else bindings)[step.call.node_id] = step.observation
     out.final_state = state
     return out
