@@ -9,12 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from replan.samples import PARARECOVER_SAMPLE
 from typer.testing import CliRunner
 
 from replan.cli import app
 from replan.cli.data import COMMIT, FILES, REPO
+from replan.samples import PARARECOVER_SAMPLE
 
 SAMPLE = PARARECOVER_SAMPLE
 runner = CliRunner()
@@ -181,3 +180,61 @@ def test_data_pararecover_reports_an_unreachable_server(tmp_path):
         app, ["data", "pararecover", "--dest", str(tmp_path), "--base-url", "http://127.0.0.1:9"]
     )
     assert res.exit_code == 1 and "could not fetch" in res.output
+
+
+# -- issue 16: long work shows a progress bar; help text reads plainly; mistakes are one line ---
+PROBE = """
+import functools, sys
+from replan.suites import toolmaze
+toolmaze.generate = functools.partial(toolmaze.generate, per_level=3)  # a small suite, fast
+toolmaze.PER_LEVEL = 3
+from replan.cli import main
+sys.argv = ["replan", "suites", "stats", "toolmaze", "--json"]
+main()
+"""
+
+
+def test_suites_stats_toolmaze_shows_a_progress_bar_on_stderr():
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "100"}
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True
+    )
+    got = json.loads(proc.stdout)  # stdout: exactly the JSON object
+    assert got["levels"]["C4"]["tasks"] == 3
+    assert "generating toolmaze C" in proc.stderr and "━" in proc.stderr
+    assert "12/12" in proc.stderr or "/12" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [[], ["run"], ["export", "sft"], ["export", "dpo"], ["report"], ["clear"], ["compare"]],
+)
+def test_help_text_is_plain(command):
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "replan.cli", *command, "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "100"},
+        check=True,
+    )
+    text = proc.stdout
+    assert "<bool>" not in text and "<str>" not in text
+    assert "{" not in text and "}" not in text, text  # no {out_dir}, no {"messages": }
+    usage = next(ln for ln in text.splitlines() if "Usage:" in ln)
+    if command in (["report"], ["clear"], ["export", "sft"], ["export", "dpo"]):
+        assert usage.split()[-1] == "DIR"
+
+
+def test_suite_mistakes_are_one_line():
+    for args in (["suites", "stats", "toolmase"], ["suites", "stats", "pararecover"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 2, res.output
+        assert res.stderr.strip().startswith("error: ") and "\n" not in res.stderr.strip()

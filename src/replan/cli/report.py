@@ -14,7 +14,7 @@ from rich.table import Table
 
 def report_command(
     out_dir: Path = typer.Argument(
-        ..., file_okay=False, help="results directory (holds results.sqlite)"
+        ..., file_okay=False, metavar="DIR", help="results directory (holds results.sqlite)"
     ),
     output: Path | None = typer.Option(
         None, "--output", "-o", dir_okay=False, help="HTML file (default DIR/report.html)"

@@ -409,7 +409,9 @@ def _interactive() -> bool:
 
 
 def clear_command(
-    out_dir: Path = typer.Argument(..., file_okay=False, help="results directory to empty"),
+    out_dir: Path = typer.Argument(
+        ..., file_okay=False, metavar="DIR", help="results directory to empty"
+    ),
     yes: bool = typer.Option(
         False, "--yes", "-y", help="do not ask (needed when not on a terminal)", show_default=False
     ),

@@ -35,9 +35,40 @@ def suites_list(
 
 
 def _toolmaze_stats(seed: int) -> dict[str, Any]:
-    from replan.suites.toolmaze import generate, stats
+    """Generate the whole suite (a minute or so) with a progress bar on stderr."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    return {"suite": "toolmaze", "seed": seed, **stats(generate(seed=seed))}
+    from replan.suites import toolmaze
+
+    columns = (
+        TextColumn("generating toolmaze {task.fields[level]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    total = len(toolmaze.LEVELS) * toolmaze.PER_LEVEL
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        tid = bar.add_task("generate", total=total, level="")
+        done_before: dict[str, int] = {}
+
+        def tick(level: str, done: int, n: int) -> None:
+            done_before[level] = done
+            bar.update(tid, completed=sum(done_before.values()), level=level)
+
+        toolmaze.ON_BASE_TASK = tick
+        try:
+            tasks = toolmaze.generate(seed=seed)
+        finally:
+            toolmaze.ON_BASE_TASK = None
+    return {"suite": "toolmaze", "seed": seed, **toolmaze.stats(tasks)}
 
 
 def _synth_stats(seed: int) -> dict[str, Any]:
@@ -80,24 +111,29 @@ def suites_stats(
     """Per level: ToolMaze Table 1 figures (toolmaze), error-type balance (pararecover*)."""
     err = Console(stderr=True)
     if name == "toolmaze":
-        err.print("generating the toolmaze suite ...")
         report = _toolmaze_stats(seed)
     elif name == "pararecover-synth":
         err.print("generating the pararecover-synth suite ...")
         report = _synth_stats(seed)
     elif name == "pararecover":
-        if path is None:
-            raise typer.BadParameter(
-                "pararecover needs --path (a .jsonl file or a directory; fetch the data with "
-                "`replan data pararecover --dest DIR`)"
-            )
+        from replan.cli.run import fail
+        from replan.runner.preflight import PreflightError, check_suite
+
         try:
-            report = _pararecover_stats(path)
-        except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from exc
+            check_suite(name, path)
+            report = _pararecover_stats(path)  # type: ignore[arg-type]
+        except (PreflightError, ValueError) as exc:
+            fail(err, str(exc))
     else:
-        raise typer.BadParameter(
-            f"unknown suite {name!r}; known: toolmaze, pararecover, pararecover-synth"
+        from replan.cli.run import fail
+        from replan.runner.preflight import PreflightError, check_suite
+
+        try:
+            check_suite(name)
+        except PreflightError as exc:
+            fail(err, str(exc))
+        fail(
+            err, f"no statistics for suite {name!r}; try toolmaze, pararecover or pararecover-synth"
         )
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))

@@ -39,7 +39,7 @@ import math
 import random
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -2065,11 +2065,20 @@ def _write_query(
 
 # ---------------------------------------------------------------------------------------------
 # the suite
+#: called as ``hook(level, done, n)`` after each base task is generated (the CLI's progress bar)
+ON_BASE_TASK: Callable[[str, int, int], None] | None = None
+
+
 @lru_cache(maxsize=32)
 def _base_level(corpus_id: int, seed: int, level: str, n: int) -> tuple[BaseTask, ...]:
     gen = Generator(_CORPORA[corpus_id], seed)
     uses: Counter[str] = Counter()
-    return tuple(gen.base_task(level, i, uses) for i in range(n))
+    out = []
+    for i in range(n):
+        out.append(gen.base_task(level, i, uses))
+        if ON_BASE_TASK is not None:
+            ON_BASE_TASK(level, i + 1, n)
+    return tuple(out)
 
 
 def base_tasks(
