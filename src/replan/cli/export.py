@@ -29,7 +29,9 @@ export_app = typer.Typer(
     no_args_is_help=True,
 )
 
-_DIR = typer.Argument(..., file_okay=False, help="results directory (holds results.sqlite)")
+_DIR = typer.Argument(
+    ..., file_okay=False, metavar="DIR", help="results directory (holds results.sqlite)"
+)
 _OUT = typer.Option(None, "--out", dir_okay=False, help="JSONL file (default DIR/<kind>.jsonl)")
 _MIN_ITEMS = typer.Option(
     None,
