@@ -104,3 +104,67 @@ def test_smollm2_runs_every_design_and_the_episodes_are_honest() -> None:
             assert [v.code for v in replay(ep, task_world(task)).verdicts] == [
                 s.verdict.code for s in ep.steps
             ]
+
+
+def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("llama-cpp-python is not installed (pip install 'replan[local]')")
+    from llama_cpp import LlamaGrammar
+
+    from replan.models.local import plan_grammar
+
+    text = plan_grammar(["search_flights", "quote_flight"])
+    rules = dict(line.split(" ::= ", 1) for line in text.splitlines())
+    assert rules["root"] == '"{" space thought-kv "," space tasks-kv "}" space'
+    assert rules["tasks"].startswith('"[" space zroot "," space tasks-item')
+    assert rules["tasks"].endswith('"," space zresp "]" space')
+    assert rules["tasks-item-name"] == '"\\"search_flights\\"" | "\\"quote_flight\\""'
+    assert '"\\"root\\""' in rules["zroot-id"] and '"\\"response\\""' in rules["zresp-id"]
+    LlamaGrammar.from_string(text, verbose=False)  # llama.cpp accepts it
+
+
+#: instances of the slow comparison: one NP instance per level C1, C2 (the benchmark
+#: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice; on two CPU cores
+#: SmolLM2 takes minutes per episode, so the test keeps to what fits in about 10 minutes)
+SLOW_SLICE = ("toolmaze-C1-000-NP", "toolmaze-C2-000-NP")
+
+
+@pytest.mark.slow
+def test_smollm2_compares_the_designs_with_usable_plans_and_calls(tmp_path) -> None:
+    """Grammar-constrained decoding: at least 90% of SmolLM2's plans parse as DAGs and 90% of
+    its tool calls name a listed tool with an argument object, on every design."""
+    why = _local_ready()
+    if why:
+        pytest.skip(why)
+    import asyncio
+
+    from replan.runner.core import DEFAULT_DESIGNS, RunConfig, arun
+    from replan.runner.store import ResultsStore
+    from replan.suites.toolmaze import generate
+
+    tasks = [t for t in generate(limit=1) if t.task_id in SLOW_SLICE]
+    assert len(tasks) == len(SLOW_SLICE)
+    cfg = RunConfig(
+        agents=list(DEFAULT_DESIGNS),
+        models=["local:smollm2"],
+        concurrency=1,
+        episode_timeout_s=None,
+        budgets={"max_steps": 8, "max_rounds": 6, "max_plan_iterations": 2},
+    )
+    asyncio.run(arun(cfg, tmp_path, tasks=tasks))
+    with ResultsStore(tmp_path) as store:
+        episodes = store.episodes()
+    assert len(episodes) == len(tasks) * len(DEFAULT_DESIGNS)
+    assert all(ep.end_reason.value not in ("crashed", "model_error") for ep in episodes), [
+        ep.error for ep in episodes if ep.error
+    ]
+    plans = [pv for ep in episodes for pv in ep.plans]
+    calls = [(ep, s) for ep in episodes for s in ep.steps]
+    listed = {t.task_id: set(t.tools) for t in tasks}
+    assert plans and calls
+    parsed = sum(pv.parse_ok for pv in plans) / len(plans)
+    formed = sum(
+        s.call.tool in listed[ep.task_id] and isinstance(s.call.args, dict) for ep, s in calls
+    ) / len(calls)
+    assert parsed >= 0.9, [pv.parse_error for pv in plans if not pv.parse_ok]
+    assert formed >= 0.9, [s.call.tool for _, s in calls]

@@ -465,3 +465,24 @@ def test_a_task_without_gold_plan_is_planned_from_the_query() -> None:
     )
     assert isinstance(plan, Plan)
     assert [n.tool for n in plan.call_nodes] == ["search_flights", "quote_flight", "book_flight"]
+
+
+# -- ParaRecover instances (no gold plan) ---------------------------------------------------------
+@pytest.mark.parametrize("profile", ["novice", "expert"])
+def test_a_pararecover_instance_is_replanned_from_what_it_shows(profile: str) -> None:
+    """A dataset instance has no gold plan: the replanner works from the query, the tool list,
+    the current plan and the failure it is shown -- and renames a wrongly named argument, the
+    fix its error message makes possible."""
+    from replan.samples import PARARECOVER_SAMPLE_FILES
+    from replan.suites import load_suite
+    from replan.suites.pararecover import replay_task
+
+    tasks = load_suite("pararecover", path=str(PARARECOVER_SAMPLE_FILES[1]))
+    assert tasks and not any(t.gold_plan for t in tasks)
+    fixed = 0
+    for task in tasks:
+        ep = replay_task(task, sim(task, profile))
+        assert ep.end_reason.value not in ("crashed", "model_error"), ep.error
+        assert ep.plans[-1].parse_ok, ep.plans[-1].parse_error
+        fixed += ep.success
+    assert fixed >= 1

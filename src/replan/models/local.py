@@ -84,6 +84,86 @@ PLAN_SCHEMA: dict[str, Any] = {
     "required": ["thought", "tasks"],
 }
 
+_ID = {"type": "string", "pattern": "^[1-9][0-9]?$"}
+_DEP = {"type": "string", "pattern": "^(root|[1-9][0-9]?)$"}
+
+
+def plan_grammar(tool_names: Sequence[str], max_calls: int = 8) -> str:
+    """A GBNF grammar whose every sentence is a well-formed ParaRecover DAG text.
+
+    ``{"thought": ..., "tasks": [root, 1..max_calls call nodes, response]}``: the root node
+    first, the response node last, call nodes naming a listed tool (when ``tool_names`` is
+    given), numeric ids, dependencies that are ``root`` or numeric ids. JSON schema alone cannot
+    say "this element first, that one last", so the grammar is llama.cpp's conversion of the
+    node schemas with the task list's rule rewritten. What the grammar cannot force (ids that
+    are unique, dependencies on existing nodes, no cycle) stays the model's job, and a plan that
+    gets it wrong is recorded as unparsable.
+    """
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    text = {"type": "string", "maxLength": 40}
+    call = {
+        "type": "object",
+        "properties": {
+            "id": _ID,
+            "name": {"enum": list(tool_names)}
+            if tool_names
+            else {"type": "string", "maxLength": 48},
+            "para": {"type": "object", "additionalProperties": _SCALAR},
+            "desc": text,
+            "dep": {"type": "array", "items": _DEP, "minItems": 1, "maxItems": 4},
+            "status": {"type": "boolean"},
+        },
+        "required": ["id", "name", "para", "desc", "dep", "status"],
+    }
+    root = {
+        "type": "object",
+        "properties": {
+            "id": {"const": "root"},
+            "desc": text,
+            "dep": {"type": "array", "maxItems": 0},
+            "status": {"const": True},
+        },
+        "required": ["id", "desc", "dep", "status"],
+    }
+    resp = {
+        "type": "object",
+        "properties": {
+            "id": {"const": "response"},
+            "desc": text,
+            "dep": {"type": "array", "items": _DEP, "minItems": 1, "maxItems": max_calls},
+            "status": {"const": False},
+        },
+        "required": ["id", "desc", "dep", "status"],
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "thought": {"type": "string", "maxLength": 160},
+            "tasks": {"type": "array", "items": call, "minItems": 1, "maxItems": max_calls},
+            "zroot": root,
+            "zresp": resp,
+        },
+        "required": ["thought", "tasks", "zroot", "zresp"],
+    }
+    rules = json_schema_to_gbnf(
+        json.dumps(schema), prop_order=["thought", "tasks", "zroot", "zresp"]
+    ).splitlines()
+    out = []
+    for line in rules:
+        name, _, rhs = line.partition(" ::= ")
+        if name == "root":
+            rhs = '"{" space thought-kv "," space tasks-kv "}" space'
+        elif name == "tasks":
+            rhs = rhs.replace('"[" space tasks-item', '"[" space zroot "," space tasks-item', 1)
+            cut = rhs.rfind('"]" space')
+            rhs = rhs[:cut] + '"," space zresp "]" space'
+        elif name == "zroot-dep-kv":
+            rhs = '"\\"dep\\"" space ":" space "[" space "]" space'
+        out.append(f"{name} ::= {rhs}")
+    return "\n".join(out)
+
+
 _TOOL_PROTOCOL = (
     "\n\nReply with exactly one JSON object: to call a tool, "
     '{"tool": "<tool name>", "arguments": {<parameter>: <value>}}; '
@@ -168,7 +248,7 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     n_threads: int = 2
     seed: int = 0
     temperature: float = 0.0
-    max_tokens: int = Field(768, ge=16)
+    max_tokens: int = Field(1024, ge=16)
     model_name: str = "local:smollm2"
 
     def __init__(self, **data: Any):
@@ -205,24 +285,35 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
             schema = PLAN_SCHEMA
         else:
             schema = None
-        text, usage = self._complete(chat, schema, stop)
+        grammar = None
+        if schema is PLAN_SCHEMA:  # a DAG: the grammar also fixes root first, response last
+            grammar = plan_grammar(_listed_tools(messages))
+        text, usage = self._complete(chat, schema, stop, grammar)
         msg = self._message(text, tools, forced, usage)
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
     def _complete(
-        self, chat: list[dict[str, str]], schema: Mapping[str, Any] | None, stop: list[str] | None
+        self,
+        chat: list[dict[str, str]],
+        schema: Mapping[str, Any] | None,
+        stop: list[str] | None,
+        grammar: str | None = None,
     ) -> tuple[str, dict[str, int]]:
         llama, lock = _llama(self.model_path, self.n_ctx, self.n_threads, self.seed)
         kwargs: dict[str, Any] = {
             "messages": chat,
             "temperature": self.temperature,
-            "max_tokens": self.max_tokens if schema is PLAN_SCHEMA or schema is None else 256,
+            "max_tokens": self.max_tokens if schema is PLAN_SCHEMA or schema is None else 384,
             "repeat_penalty": 1.1,
             "seed": self.seed,
         }
         if stop:
             kwargs["stop"] = stop
-        if schema is not None:
+        if grammar is not None:
+            from llama_cpp import LlamaGrammar
+
+            kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+        elif schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": dict(schema)}
         with lock:  # llama.cpp reuses the evaluated prefix of the previous prompt (a turn
             out = llama.create_chat_completion(**kwargs)  # extends the last one)
@@ -318,6 +409,19 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
         return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
 
 
+def _listed_tools(messages: Sequence[BaseMessage]) -> list[str]:
+    """Tool names of the request's tool list (``Available tools`` lines of the system prompt)."""
+    names: list[str] = []
+    for m in messages:
+        if not isinstance(m, SystemMessage) or "Available tools" not in _text(m):
+            continue
+        for line in _text(m).split("Available tools", 1)[1].splitlines():
+            obj = _loads(line.strip())
+            if isinstance(obj, dict) and isinstance(obj.get("name"), str):
+                names.append(obj["name"])
+    return list(dict.fromkeys(names))
+
+
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
@@ -350,7 +454,7 @@ def _grammar_schema(schema: Any) -> Any:
     if isinstance(out.get("items"), Mapping):
         out["items"] = _grammar_schema(out["items"])
     if out.get("type") == "string":
-        out["maxLength"] = 200
+        out["maxLength"] = 120
     if out.get("type") == "object" and "properties" not in out:
         out["additionalProperties"] = _SCALAR
     return out
@@ -386,5 +490,6 @@ __all__ = [
     "LocalChatModel",
     "LocalModelUnavailable",
     "llama_available",
+    "plan_grammar",
     "smollm2_path",
 ]

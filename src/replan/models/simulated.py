@@ -1038,12 +1038,18 @@ class _Turn:
         if spec is None:
             return node
         args = dict(node.args)
+        strays: dict[str, Any] = {}
         for k in list(args):
             if k not in spec.param_names:
                 new = closest(k, [p for p in spec.param_names if p not in args])
                 value = args.pop(k)
                 if new is not None:
                     args[new] = value
+                else:
+                    strays[k] = value
+        lacking = sorted(spec.required - set(args))
+        if len(strays) == 1 and len(lacking) == 1:  # the one value under the one wrong name
+            args[lacking[0]] = next(iter(strays.values()))
         ids = [n.id for n in nodes]
         for k, v in list(args.items()):
             if exact_reference(v, ids) is not None:
