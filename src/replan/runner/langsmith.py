@@ -136,7 +136,9 @@ def log_to_langsmith(
             if client is None:
                 from langsmith import Client
 
-                client = Client()
+                # no background batching thread: every upload happens (or fails) inside this
+                # call, so nothing logs or retries behind the one line this returns
+                client = Client(auto_batch_tracing=False)
             target = endpoint_of(client)
             sent = store.uploaded_keys(target)
     except StoreError as exc:

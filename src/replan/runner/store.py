@@ -111,15 +111,25 @@ class StoreBusy(StoreError):
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
+#: (path, size, mtime) of store files found sound in this process
+_SOUND: set[tuple[str, int, int]] = set()
+
+
 def check_store_file(path: str | Path) -> None:
     """Raise :class:`StoreCorrupt` unless ``path`` is absent, empty or a sound SQLite database.
 
     The header is read first (garbage there makes SQLite refuse the file), then ``PRAGMA
     quick_check`` on a read-only connection (garbage in the middle of the file): a corrupt store
-    is never opened for writing, so nothing is written into it.
+    is never opened for writing, so nothing is written into it. A file checked sound is not
+    checked again in this process while its size and modification time stay the same (a
+    command opens its store several times; ``quick_check`` reads the whole file).
     """
     path = Path(path)
     if not path.is_file() or path.stat().st_size == 0:
+        return
+    st = path.stat()
+    seen = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if seen in _SOUND:
         return
     fix = (
         f"move it aside (mv {path} {path}.corrupt) and rerun to start a new store, "
@@ -138,6 +148,8 @@ def check_store_file(path: str | Path) -> None:
     except sqlite3.DatabaseError as exc:
         raise StoreCorrupt(f"{path}: the results store is corrupt ({exc}); {fix}") from None
     problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
+    if not problems:
+        _SOUND.add(seen)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         raise StoreCorrupt(f"{path}: the results store is corrupt ({problems[0]}{more}); {fix}")
