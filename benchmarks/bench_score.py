@@ -113,7 +113,7 @@ def make_task(level: str, mode: str) -> Task:
 
 def execute(task: Task, calls: list[tuple], answer: str, episode_id: str) -> Episode:
     """Run a template on the task's world, injecting the marked faults, and check success."""
-    from replan.suites.checker import check
+    from replan.env.checker import check
 
     world = task_world(task)
     bindings: dict[str, Any] = {}

@@ -172,8 +172,6 @@ PENDING = {
     ("evaluators/__init__.py", "replan.runner.store"),
     ("evaluators/sde.py", "replan.runner.store"),
     ("evaluators/sde.py", "replan.nodes.prompts"),
-    ("evaluators/prefix.py", "replan.suites.checker"),
-    ("evaluators/toolmaze.py", "replan.suites.checker"),
     ("evaluators/toolmaze.py", "replan.suites.toolmaze"),
     ("models/local.py", "replan.nodes.prompts"),
     ("models/simulated.py", "replan.nodes.prompts"),

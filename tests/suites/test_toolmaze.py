@@ -20,12 +20,12 @@ import pytest
 from replan.core.plan import RESPONSE, Plan
 from replan.core.task import MODES, mode_flags
 from replan.env import task_world
+from replan.env.checker import check, mentions
 from replan.env.corpus import load_corpus
 from replan.env.perturb import injector_for
 from replan.env.verifier import verify
 from replan.suites import list_suites, load_suite
 from replan.suites import toolmaze as tm
-from replan.suites.checker import check
 
 SUBSET = 6  # base tasks per level in the default run (x 5 modes x 4 levels = 120 instances)
 
@@ -319,8 +319,6 @@ def test_response_depends_on_every_sink(subset):
 
 # -- the checker: whole values, never an injected value -----------------------------------------
 def test_a_fact_matches_only_as_a_whole_value():
-    from replan.suites.checker import mentions
-
     assert not mentions("The meeting is at 16:37-KEACH.", "16:37")  # the implicit corruption
     assert mentions("The meeting is at 16:37.", "16:37")
     assert mentions("16:37, as planned", "16:37")

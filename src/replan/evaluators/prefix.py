@@ -42,6 +42,7 @@ import numpy as np
 
 from replan.core.task import Task
 from replan.core.trace import Episode, Verdict
+from replan.env.checker import check
 from replan.env.world import World, WorldState
 from replan.evaluators.stats import N_BOOT, Feedback, bootstrap_mean, wilson
 
@@ -118,8 +119,6 @@ def resolve_success(
         return episode.success
     if task is None or final_state is None:
         return None
-    from replan.suites.checker import check
-
     return check(task, final_state, episode.final_answer, episode).success
 
 

@@ -55,6 +55,7 @@ import numpy as np
 from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
+from replan.env.checker import graceful_termination, mentions
 from replan.evaluators.prefix import first_perturbed
 from replan.evaluators.stats import (
     N_BOOT,
@@ -121,8 +122,6 @@ def _is_number(x: Any) -> bool:
 
 def _contains_value(haystack: Any, needle: Any) -> bool:
     """Whether ``needle`` (a scalar) occurs in ``haystack`` (nested args or answer text)."""
-    from replan.suites.checker import mentions
-
     for leaf in _leaves(haystack):
         if _is_number(needle):
             if _is_number(leaf) and math.isclose(float(leaf), float(needle), rel_tol=1e-9):
@@ -254,8 +253,6 @@ def _permanent_recovery(
     that avoids the victim run cleanly (order ignored), else (no path list) a used clean call to
     another member of the victim's group."""
     if task is not None and task.checker.graceful:
-        from replan.suites.checker import graceful_termination
-
         why = graceful_termination(task, answer, episode).reasons
         return (not why), ("terminated gracefully" if not why else "no graceful stop: " + why[0])
     clean_tools = {s.call.tool for s in steps if s.verdict.ok and s.perturbation is None}

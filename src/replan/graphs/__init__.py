@@ -28,6 +28,7 @@ from langgraph.types import Checkpointer
 from replan.core.task import Task
 from replan.core.trace import EndReason, Episode, Usage
 from replan.env import task_world
+from replan.env.checker import check
 from replan.env.world import FaultInjector, World
 from replan.graphs.dual_loop import build_dual_loop
 from replan.graphs.plan_conditioned import build_plan_conditioned
@@ -290,8 +291,6 @@ def episode_from_state(
 
     ``world`` ends in the run's final state (the checker reads it from there).
     """
-    from replan.suites.checker import check
-
     steps = list(values.get("steps") or [])
     usage: Usage = values.get("usage") or Usage()
     reason = end_reason or values.get("end_reason")

@@ -45,6 +45,7 @@ from langgraph.errors import GraphRecursionError
 
 from replan.core.task import MODES, Checker, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
+from replan.env.checker import mentions
 from replan.evaluators import EpisodeScore
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.sde import sde_record
@@ -54,7 +55,6 @@ from replan.inplace.faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.inplace.tasks import InPlaceTask, load_tasks
 from replan.inplace.wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
 from replan.nodes.llm import describe_error
-from replan.suites.checker import mentions
 
 SUITE = "inplace"
 PERTURBED = ("P1", "P2", "P3", "P4")

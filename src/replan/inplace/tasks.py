@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from replan.suites.checker import mentions
+from replan.env.checker import mentions
 
 _INPUT_KEYS = ("input", "query", "question", "inputs")
 _CHECK_KEYS = ("check", "expected", "regex", "reference", "outputs")

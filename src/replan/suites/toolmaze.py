@@ -57,6 +57,7 @@ from replan.core.task import (
 )
 from replan.core.tools import DOMAINS, ToolSpec, canonical_json
 from replan.core.trace import Call
+from replan.env.checker import check
 from replan.env.corpus import Corpus, load_corpus
 from replan.env.perturb import EXPLICIT_KINDS, ImplicitSpec, Perturber, plan_implicit
 from replan.env.verifier import types_compatible
@@ -1421,7 +1422,6 @@ class Generator:
         call's error, 0 neither.
         """
         from replan.env.perturb import _field_rank, _scalar_fields, corrupt, corruptions
-        from replan.suites.checker import check
 
         plan = star.plan
         tool = plan.node(victim_node).tool or ""
