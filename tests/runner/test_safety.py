@@ -138,6 +138,26 @@ def test_a_hanging_agent_factory_is_recorded_as_timeout_and_the_run_ends(tmp_pat
     assert "2 failed" in proc.stderr
 
 
+def test_a_hanging_agent_is_bounded_through_the_python_api_too(tmp_path):
+    import threading
+
+    from replan.runner.api import evaluate_agent
+
+    release = threading.Event()
+
+    def stuck(tools, model):
+        release.wait(120)
+
+    t0 = time.perf_counter()
+    try:
+        res = evaluate_agent(stuck, limit=2, out=tmp_path / "r", episode_timeout=1, name="stuck")
+    finally:
+        release.set()  # let the abandoned threads end with the test
+    assert time.perf_counter() - t0 < 60
+    assert [e.end_reason for e in res.episodes] == [EndReason.TIMEOUT] * 2
+    assert res.summary["stuck"]["failures"] == 2
+
+
 @pytest.mark.parametrize(
     ("factory", "raised"), [("exits", "SystemExit"), ("interrupts", "KeyboardInterrupt")]
 )

@@ -10,7 +10,15 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.runner.core import DEFAULT_DESIGNS, DEFAULT_MODEL, Backend, RunConfig, RunOutcome, arun
+from replan.runner.core import (
+    DEFAULT_DESIGNS,
+    DEFAULT_EPISODE_TIMEOUT_S,
+    DEFAULT_MODEL,
+    Backend,
+    RunConfig,
+    RunOutcome,
+    arun,
+)
 from replan.runner.store import ResultsStore
 
 
@@ -90,8 +98,11 @@ def run(
     backend: Backend | None = None,
     suite_options: dict[str, Any] | None = None,
     budgets: dict[str, Any] | None = None,
+    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
 ) -> Results:
-    """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``."""
+    """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``.
+
+    An episode still running after ``episode_timeout`` seconds is stored as ``timeout``."""
     cfg = RunConfig(
         suite=suite,
         agents=list(agents),
@@ -104,6 +115,7 @@ def run(
         suite_options=dict(suite_options or {}),
         budgets=dict(budgets or {}),
         concurrency=concurrency,
+        episode_timeout_s=episode_timeout,
     )
     outcome = _run_sync(arun(cfg, out, tasks=tasks, backend=backend))
     return _collect(Path(out), outcome)
@@ -122,6 +134,7 @@ def evaluate_agent(
     concurrency: int = 4,
     tasks: Sequence[Task] | None = None,
     name: str | None = None,
+    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
 ) -> Results:
     """Evaluate your own LangGraph agent in place.
 
@@ -129,7 +142,9 @@ def evaluate_agent(
     ``langchain.agents.create_agent(model, tools)``); it receives the episode's world-bound tools,
     which record the trace, so your graph needs no change. ``make_agent`` may also be given as
     ``"module:function"``. Episodes are stored under the design name ``name`` (default: the
-    factory's name) and scored like the built-in designs.
+    factory's name) and scored like the built-in designs. An agent still running after
+    ``episode_timeout`` seconds is abandoned and its episode stored as ``timeout``; one that
+    raises (``SystemExit`` included) fails only its episode.
     """
     spec = (
         make_agent
@@ -147,6 +162,7 @@ def evaluate_agent(
         per_cell=per_cell,
         concurrency=concurrency,
         agent_factory=spec,
+        episode_timeout_s=episode_timeout,
     )
     agent = make_agent if callable(make_agent) else None
     outcome = _run_sync(arun(cfg, out, tasks=tasks, agent=agent))
