@@ -115,6 +115,13 @@ class EndReason(StrEnum):
     CRASHED = "crashed"
 
 
+#: end reasons that mean the episode did not run to a verdict of its own (an infrastructure
+#: failure: stored, counted as failures, reported separately, retried by a resume)
+FAILURE_END_REASONS = frozenset(
+    r.value for r in (EndReason.MODEL_ERROR, EndReason.CRASHED, EndReason.TIMEOUT)
+)
+
+
 class Usage(BaseModel):
     model_calls: int = 0
     input_tokens: int = 0
@@ -159,3 +166,9 @@ class Episode(BaseModel):
     @classmethod
     def from_json(cls, text: str | bytes) -> Episode:
         return cls.model_validate_json(text)
+
+
+def is_failure(episode: Episode) -> bool:
+    """An infrastructure failure (end reason in :data:`FAILURE_END_REASONS`: model error, crash,
+    timeout): the run never reached a verdict of the agent's own."""
+    return episode.end_reason.value in FAILURE_END_REASONS

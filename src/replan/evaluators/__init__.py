@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from replan.core.task import Task
-from replan.core.trace import Episode
+from replan.core.trace import Episode, is_failure
 from replan.env.world import World
 from replan.evaluators.prefix import (
     PrefixRecord,
@@ -62,7 +62,6 @@ from replan.evaluators.toolmaze import (
     summarize_toolmaze,
     toolmaze_feedback,
 )
-from replan.runner.store import FAILURE_END_REASONS
 
 __all__ = [
     "Estimate",
@@ -213,12 +212,6 @@ def prefix_headline(scores: Sequence[EpisodeScore], seed: int, n_boot: int) -> d
     out = {key: summary[key] for key in PREFIX_TABLE_KEYS}
     out["scope"] = "NP" if np_only else "all runs"
     return out
-
-
-def is_failure(episode: Episode) -> bool:
-    """An infrastructure failure (end reason in ``FAILURE_END_REASONS``: model error, crash,
-    timeout): the run never reached a verdict of the agent's own."""
-    return episode.end_reason.value in FAILURE_END_REASONS
 
 
 def score_records(

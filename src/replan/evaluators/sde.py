@@ -81,7 +81,7 @@ from replan.core.plan import RESPONSE, ROOT, ParseFailure, Plan, PlanNode, iter_
 from replan.core.task import Task
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
-from replan.core.trace import EndReason, Episode, PlanVersion, Step
+from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode, PlanVersion, Step
 from replan.evaluators.stats import (
     N_BOOT,
     Feedback,
@@ -91,7 +91,6 @@ from replan.evaluators.stats import (
     rng_for,
     wilson,
 )
-from replan.runner.store import FAILURE_END_REASONS
 
 S_ITEMS = ("S1", "S2", "S3", "S4", "S5")
 D_ITEMS = ("D1", "D2", "D3", "D4", "D5")

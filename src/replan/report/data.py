@@ -4,7 +4,7 @@ first-error types, paired comparisons (between designs of one store, or between 
 Decisions:
 
 - **Unit** = one agent design, or ``design · model`` when the store holds several models.
-- **Failures** (end reasons in :data:`replan.runner.store.FAILURE_END_REASONS`: model error,
+- **Failures** (end reasons in :data:`replan.core.trace.FAILURE_END_REASONS`: model error,
   crash, timeout) did not run to a verdict of the agent's own. They are *counted separately*, and
   in the headline success rate (TSR) they count as failed runs, so a flaky endpoint lowers the
   score instead of vanishing from it. They are left out of the process metrics (prefix,

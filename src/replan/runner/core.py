@@ -21,9 +21,8 @@ from typing import Any, Protocol
 
 from replan.core.redact import redact, redact_url, redact_value
 from replan.core.task import Task
-from replan.core.trace import EndReason, Episode
+from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
 from replan.runner.store import (
-    FAILURE_END_REASONS,
     FeedbackRow,
     ResultsStore,
     WriterLock,

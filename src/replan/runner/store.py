@@ -21,7 +21,7 @@ from typing import Any
 
 from replan.core.redact import redact, redact_value
 from replan.core.task import Task
-from replan.core.trace import Episode
+from replan.core.trace import FAILURE_END_REASONS, Episode
 
 try:  # POSIX; elsewhere a store has no writer lock
     import fcntl
@@ -77,10 +77,6 @@ CREATE TABLE IF NOT EXISTS selections (
     task_ids TEXT NOT NULL
 );
 """
-
-#: end reasons that mean the episode did not run to a verdict of its own (still stored, counted
-#: as failures, and reported separately)
-FAILURE_END_REASONS = frozenset({"model_error", "crashed", "timeout"})
 
 
 @dataclass(frozen=True)
