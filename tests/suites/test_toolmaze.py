@@ -23,6 +23,7 @@ from replan.env import task_world
 from replan.env.checker import check, mentions
 from replan.env.corpus import load_corpus
 from replan.env.perturb import injector_for
+from replan.env.recovery_cost import min_calls_after_fault
 from replan.env.verifier import verify
 from replan.suites import list_suites, load_suite
 from replan.suites import toolmaze as tm
@@ -215,18 +216,18 @@ def test_min_calls_after_fault_by_hand(subset):
     victim = t.perturbation.victim
     alt = [p for p in t.valid_paths if victim not in p]
     # nothing ran yet: the cheapest path that avoids the victim, all of it
-    assert tm.min_calls_after_fault(t, victim) == min(len(p) for p in alt)
+    assert min_calls_after_fault(t, victim) == min(len(p) for p in alt)
     # everything of that path but one call already ran: one call left
     best = min(alt, key=len)
-    assert tm.min_calls_after_fault(t, victim, best[:-1]) == 1
+    assert min_calls_after_fault(t, victim, best[:-1]) == 1
     # transient: retrying on s* counts the victim again
     t1 = next(x for x in subset if x.base_id == t.base_id and x.mode == "P1")
     gold = t1.valid_paths[0]
     before = gold[: gold.index(victim)]
-    assert tm.min_calls_after_fault(t1, victim, before) <= len(gold) - len(before)
+    assert min_calls_after_fault(t1, victim, before) <= len(gold) - len(before)
     # C1 under a permanent fault: graceful termination, no calls
     c1 = next(x for x in subset if x.level == "C1" and x.mode == "P4")
-    assert tm.min_calls_after_fault(c1, c1.perturbation.victim) == 0
+    assert min_calls_after_fault(c1, c1.perturbation.victim) == 0
     assert (
         t.metadata["min_calls_after_fault"] == t.metadata["min_calls_after_fault_by_victim"][victim]
     )

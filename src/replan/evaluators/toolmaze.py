@@ -28,7 +28,7 @@ Per run (:func:`recovery_record`):
 - **C_rec** = 1 − c*/max(c, c*)·succ (0/0 read as 1), eq. 3, with **c*(τ) per trajectory**:
   the fewest calls that complete the task from the first perturbed response, given the tools
   this run had already run cleanly and the tool it met the fault on
-  (``suites.toolmaze.min_calls_after_fault``); c counts the calls after the first perturbed
+  (``env.recovery_cost.min_calls_after_fault``); c counts the calls after the first perturbed
   response. Fallbacks for tasks without a path list: ``metadata["min_calls_after_fault"]``, else
   ``Task.min_calls`` against every call of the run; with neither C_rec is undefined, left out of
   RC and counted (``rc_unknown``).
@@ -56,6 +56,7 @@ from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
+from replan.env.recovery_cost import min_calls_after_fault
 from replan.evaluators.prefix import first_perturbed
 from replan.evaluators.stats import (
     N_BOOT,
@@ -231,11 +232,9 @@ def fault_context(episode: Episode) -> tuple[int, str, list[str]] | None:
 def trajectory_c_star(task: Task | None, victim: str, executed: Sequence[str]) -> int | None:
     """c*(τ) of seed 002 eq. 3 for this trajectory: the fewest calls from the first perturbed
     response to completion, given the tools it had already run cleanly and the tool it met the
-    fault on (``suites.toolmaze.min_calls_after_fault``); ``None`` when the task lists no paths."""
+    fault on (``env.recovery_cost.min_calls_after_fault``); ``None`` when the task lists no paths."""
     if task is None or not (task.metadata.get("paths") or task.valid_paths):
         return None
-    from replan.suites.toolmaze import min_calls_after_fault
-
     return min_calls_after_fault(task, victim, executed)
 
 

@@ -28,7 +28,8 @@ Each base task is crossed with the modes: the victim is chosen on s* (C1: a tool
 downstream calls; C2–C4: the group, the first of whose tools the agent calls becomes the victim;
 C4: one branch's group). Under P2/P4 a C1 task has no path left and success means graceful
 termination. ``Task.metadata`` carries the paths (tools + plan), the victim tools, the implicit
-corruption per possible victim and ``min_calls_after_fault`` (c* for Recovery Cost).
+corruption per possible victim and ``min_calls_after_fault`` (c* for Recovery Cost, computed by
+:mod:`replan.env.recovery_cost`).
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ from replan.core.trace import Call
 from replan.env.checker import check
 from replan.env.corpus import Corpus, load_corpus
 from replan.env.perturb import EXPLICIT_KINDS, ImplicitSpec, Perturber, plan_implicit
+from replan.env.recovery_cost import min_calls
 from replan.env.verifier import types_compatible
 from replan.env.world import _MISSING as _MISSING_PATH
 from replan.env.world import ExecResult, World, WorldState, stable_seed
@@ -1587,7 +1589,7 @@ class Generator:
                     slot=base.slot,
                 )
             by_victim = {
-                t: _min_calls(base.paths, t, self._executed_before(base, t), permanent)
+                t: min_calls(base.paths, t, self._executed_before(base, t), permanent)
                 for t in (base.victim_tools if group else [star_victim])
             }
             # c* for an agent that meets the fault where s* does; per possible victim below,
@@ -1705,34 +1707,6 @@ def _literal_values(units: list[Unit]) -> dict[str, Any]:
                     if isinstance(v, Lit):
                         out[f"{n.tool}.{p}"] = v.value
     return out
-
-
-def _min_calls(
-    paths: Sequence[Mapping[str, Any]], victim: str, executed: Iterable[str], permanent: bool
-) -> int:
-    done = Counter(executed)
-    best: int | None = None
-    for p in paths:
-        tools = list(p["tools"])
-        if permanent and victim in tools:
-            continue
-        left = Counter(tools) - done
-        n = sum(left.values())
-        best = n if best is None else min(best, n)
-    return 0 if best is None else best
-
-
-def min_calls_after_fault(task: Task, victim: str, executed: Iterable[str] = ()) -> int:
-    """c*: the fewest tool calls that complete ``task`` after ``victim``'s first faulty response.
-
-    ``executed`` are the tools the agent had already run successfully (clean) before the fault;
-    a path's call counts as done when such a call of the same tool exists. Transient modes may
-    retry the victim (it is counted again); permanent modes must avoid it. With no path left
-    (C1 under P2/P4) the optimum is graceful termination: 0 calls.
-    """
-    permanent = task.mode != "NP" and mode_flags(task.mode)[1]
-    paths = task.metadata.get("paths") or [{"tools": p} for p in task.valid_paths]
-    return _min_calls(paths, victim, executed, permanent)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -2235,7 +2209,6 @@ __all__ = [
     "base_tasks",
     "execute_plan",
     "generate",
-    "min_calls_after_fault",
     "path_plans",
     "random_plan",
     "stats",
