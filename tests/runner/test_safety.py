@@ -87,6 +87,25 @@ def _cli(
     )
 
 
+def _start(*args: str, cwd: Path | None = None) -> subprocess.Popen:
+    """``replan ARGS`` running in the background, its output captured."""
+    return subprocess.Popen(
+        [*REPLAN, *args],
+        cwd=cwd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_stored(out: Path, n: int, proc: subprocess.Popen, timeout: float = 120) -> None:
+    """Wait until ``out`` holds ``n`` episodes (or the process ends, or ``timeout`` passes)."""
+    deadline = time.time() + timeout
+    while len(_stored(out)) < n and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+
+
 def _agents_dir(tmp_path: Path) -> Path:
     d = tmp_path / "agents"
     d.mkdir()
@@ -177,21 +196,13 @@ def test_a_factory_that_exits_fails_its_episodes_not_the_run(tmp_path, factory, 
 
 def test_ctrl_c_stops_the_run_at_once_and_keeps_what_finished(tmp_path):
     cwd, out = _agents_dir(tmp_path), tmp_path / "r"
-    proc = subprocess.Popen(
-        [
-            *(*REPLAN, "run", "--agent", "my_agents:hangs_from_the_third", "--limit", "5"),
-            *("--concurrency", "1", "--out", str(out)),
-        ],
+    proc = _start(
+        *("run", "--agent", "my_agents:hangs_from_the_third", "--limit", "5"),
+        *("--concurrency", "1", "--out", str(out)),
         cwd=cwd,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
     )
     try:
-        deadline = time.time() + 120
-        while len(_stored(out)) < 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.1)
+        _wait_stored(out, 2, proc)
         assert len(_stored(out)) == 2, "the first two episodes did not finish"
         time.sleep(0.5)  # the third is now hanging in the agent
         t0 = time.perf_counter()
@@ -215,18 +226,9 @@ def test_ctrl_c_stops_the_run_at_once_and_keeps_what_finished(tmp_path):
 def test_a_second_writer_is_refused_and_the_first_run_loses_nothing(tmp_path):
     cwd, out = _agents_dir(tmp_path), tmp_path / "r"
     args = ["run", "--agent", "my_agents:slow", "--limit", "30", "--concurrency", "1"]
-    first = subprocess.Popen(
-        [*REPLAN, *args, "--out", str(out)],
-        cwd=cwd,
-        env=_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    first = _start(*args, "--out", str(out), cwd=cwd)
     try:
-        deadline = time.time() + 120
-        while not _stored(out) and time.time() < deadline and first.poll() is None:
-            time.sleep(0.05)
+        _wait_stored(out, 1, first)
         assert first.poll() is None, "the first run finished before the second could start"
         seconds = [
             _cli(
@@ -541,19 +543,12 @@ def test_sigint_or_sigterm_then_rerun_equals_a_clean_run(tmp_path, sig):
     clean, stopped = tmp_path / "clean", tmp_path / "stopped"
     args = ["--limit", "10", "--agents", "react,dual_loop,replanner_loop", "--concurrency", "1"]
     assert _cli("run", "--out", str(clean), *args).returncode == 0
-    proc = subprocess.Popen(
-        [*REPLAN, "run", "--out", str(stopped), *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=_env(),
-    )
+    proc = _start("run", "--out", str(stopped), *args)
     try:
-        deadline = time.time() + 120
-        while len(_stored(stopped)) < 5 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.05)
+        _wait_stored(stopped, 5, proc)
         assert proc.poll() is None, "the run finished before it could be stopped"
         proc.send_signal(sig)
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
