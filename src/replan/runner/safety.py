@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -112,13 +113,18 @@ def hung_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t is not me and t.is_alive() and not t.daemon]
 
 
-def exit_hard_if_threads_hang(code: int = 0) -> None:
+def exit_hard_if_threads_hang(code: int = 0, grace_s: float = 2.0) -> None:
     """End the process now with ``code`` when abandoned worker threads would block its exit.
 
     Python joins every non-daemon thread (executor workers included) before exiting, so one
-    model call or user node that never returns would hang a finished command forever. All
-    results are committed by then; output is flushed first.
+    model call or user node that never returns would hang a finished command forever. Threads
+    get ``grace_s`` to end (idle workers do, and then the normal exit runs its ``atexit``
+    hooks); only if some are still running is the exit forced. All results are committed by
+    then; output is flushed first.
     """
+    deadline = time.monotonic() + grace_s
+    for t in hung_threads():
+        t.join(max(0.0, deadline - time.monotonic()))
     if hung_threads():
         _flush_and_exit(code)
 
