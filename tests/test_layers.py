@@ -173,8 +173,6 @@ PENDING = {
     ("models/local.py", "replan.nodes.prompts"),
     ("models/simulated.py", "replan.nodes.prompts"),
     ("runner/summary.py", "replan.report.data"),
-    ("suites/pararecover.py", "replan.nodes.llm"),
-    ("suites/pararecover.py", "replan.nodes.prompts"),
 }
 
 

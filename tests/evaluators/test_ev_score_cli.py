@@ -154,6 +154,7 @@ class _Replanner:
 
 
 def _pararecover_runs() -> tuple[list, list]:
+    from replan.graphs.replan_point import replay_task
     from replan.samples import PARARECOVER_SAMPLE
     from replan.suites import pararecover as pr
 
@@ -163,7 +164,7 @@ def _pararecover_runs() -> tuple[list, list]:
         # every third replanner call fails for the infrastructure; the others hand the
         # instance's plan back unchanged (some complete, some fail on the labelled error)
         model = _Replanner(None if i % 3 == 2 else t.metadata["plan"])
-        eps.append(pr.replay_task(t, model, design="replanner_loop"))
+        eps.append(replay_task(t, model, design="replanner_loop"))
     return eps, tasks
 
 

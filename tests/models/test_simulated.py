@@ -473,9 +473,9 @@ def test_a_pararecover_instance_is_replanned_from_what_it_shows(profile: str) ->
     """A dataset instance has no gold plan: the replanner works from the query, the tool list,
     the current plan and the failure it is shown -- and renames a wrongly named argument, the
     fix its error message makes possible."""
+    from replan.graphs.replan_point import replay_task
     from replan.samples import PARARECOVER_SAMPLE_FILES
     from replan.suites import load_suite
-    from replan.suites.pararecover import replay_task
 
     tasks = load_suite("pararecover", path=str(PARARECOVER_SAMPLE_FILES[1]))
     assert tasks and not any(t.gold_plan for t in tasks)

@@ -13,15 +13,11 @@ from replan.core.taxonomy import ErrorType
 from replan.core.tools import Effect, Precondition, ToolSpec
 from replan.env.corpus import load_corpus
 from replan.env.verifier import verify
+from replan.graphs.replan_point import continue_plan
 from replan.suites import inject as ij
 from replan.suites import toolmaze as tm
 from replan.suites.audit import observation_error_types
-from replan.suites.pararecover import (
-    FunCall,
-    continue_plan,
-    parse_record,
-    start_from_task,
-)
+from replan.suites.pararecover import FunCall, parse_record, start_from_task
 
 # ---------------------------------------------------------------------------------------------
 # a small hand-made plan: 1 -> 3, 2 -> 3, 3 -> 4 (4 books what 3 quoted)

@@ -9,6 +9,8 @@ import pytest
 
 from replan.core.plan import Plan, PlanNode
 from replan.core.tools import ToolSpec
+from replan.env import simulators as sims
+from replan.graphs import replan_point as rp
 from replan.samples import PARARECOVER_SAMPLE
 from replan.suites import load_suite
 from replan.suites import pararecover as pr
@@ -141,13 +143,13 @@ def test_continuation_counts_rounds_and_calls_by_hand():
         {"1": {"value": 1.0}, "2": {"value": 2.0}},
     )
     assert start.rounds_executed == 2
-    c = pr.continue_plan(start, _hand_plan({"1", "2"}))
+    c = rp.continue_plan(start, _hand_plan({"1", "2"}))
     assert c.success and c.end_reason == "answered"
     assert [s.node for s in c.steps] == ["3", "4"]
     assert c.rounds_after == 2 and c.rounds_total == 2 + 2 + 1  # + the response round
     assert c.calls_after == 2 and c.calls_total == 3 + 2
     # statuses the replanner writes are not trusted: 3 claimed done still runs
-    c2 = pr.continue_plan(start, _hand_plan({"1", "2", "3"}))
+    c2 = rp.continue_plan(start, _hand_plan({"1", "2", "3"}))
     assert [s.node for s in c2.steps] == ["3", "4"]
 
 
@@ -160,38 +162,40 @@ def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
             for n in bad.nodes
         ]
     )
-    c = pr.continue_plan(start, bad)
+    c = rp.continue_plan(start, bad)
     assert not c.success and c.end_reason == "call_failed" and "requires parameter 'b'" in c.error
     seen = []
 
-    def fix(state: pr.ReplanState) -> str:
+    def fix(state: rp.ReplanState) -> str:
         seen.append((state.round, [s.node for s in state.last_wave]))
         return _hand_plan({"1", "2"}).to_text()
 
-    c2 = pr.continue_plan(start, bad, replan=fix)
+    c2 = rp.continue_plan(start, bad, replan=fix)
     assert c2.success and c2.replans == 1 and seen == [(1, ["3"])]
     assert c2.rounds_after == 3 and [s.ok for s in c2.steps] == [False, True, True]
-    assert pr.continue_plan(start, "not a plan").end_reason == "unparsable_plan"
-    budget = pr.continue_plan(start, _hand_plan({"1", "2"}), max_rounds=3)
+    assert rp.continue_plan(start, "not a plan").end_reason == "unparsable_plan"
+    budget = rp.continue_plan(start, _hand_plan({"1", "2"}), max_rounds=3)
     assert not budget.success and budget.end_reason == "round_budget"
 
 
 def test_deterministic_simulator_validates_and_is_stable():
-    sim = pr.DeterministicSimulator(TOOLS, seed=1)
-    call = pr.PendingCall(node="1", tool="fetch", args={"x": 3})
+    sim = sims.DeterministicSimulator(TOOLS, seed=1)
+    call = sims.PendingCall(node="1", tool="fetch", args={"x": 3})
     a, b = sim.run([call], {}), sim.run([call], {})
     assert a == b and a[0].ok and isinstance(a[0].result["value"], float)
     assert sim.run([call.model_copy(update={"args": {"x": 4}})], {})[0].result != a[0].result
     errs = [
-        sim.run([pr.PendingCall(node="9", tool="nope", args={})], {})[0],
-        sim.run([pr.PendingCall(node="1", tool="fetch", args={})], {})[0],
-        sim.run([pr.PendingCall(node="1", tool="fetch", args={"x": "3"})], {})[0],
-        sim.run([pr.PendingCall(node="3", tool="merge", args={"a": "${1.value}", "b": 2})], {})[0],
-        sim.run([pr.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {})[0],
+        sim.run([sims.PendingCall(node="9", tool="nope", args={})], {})[0],
+        sim.run([sims.PendingCall(node="1", tool="fetch", args={})], {})[0],
+        sim.run([sims.PendingCall(node="1", tool="fetch", args={"x": "3"})], {})[0],
+        sim.run([sims.PendingCall(node="3", tool="merge", args={"a": "${1.value}", "b": 2})], {})[
+            0
+        ],
+        sim.run([sims.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {})[0],
     ]
     assert all(not r.ok and r.result.startswith("Error") for r in errs)
     ok = sim.run(
-        [pr.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {"3": "x"}
+        [sims.PendingCall(node="4", tool="report", args={"text": "task 3 result"})], {"3": "x"}
     )[0]
     assert ok.ok  # a reference in words to a node that ran
 
@@ -200,26 +204,26 @@ def test_llm_simulator_uses_the_model_after_validation():
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     reply = json.dumps([{"name": "fetch", "arguments": {"x": 3}, "results": {"value": 42}}])
-    sim = pr.LLMToolSimulator(FakeListChatModel(responses=[f"```json\n{reply}\n```"]), TOOLS, "q")
+    sim = sims.LLMToolSimulator(FakeListChatModel(responses=[f"```json\n{reply}\n```"]), TOOLS, "q")
     out = sim.run(
         [
-            pr.PendingCall(node="1", tool="fetch", args={"x": 3}),
-            pr.PendingCall(node="2", tool="fetch", args={}),
+            sims.PendingCall(node="1", tool="fetch", args={"x": 3}),
+            sims.PendingCall(node="2", tool="fetch", args={}),
         ],
         {},
     )
     assert out[0].ok and out[0].result == {"value": 42}
     assert not out[1].ok and "requires parameter" in out[1].result
-    garbled = pr.LLMToolSimulator(FakeListChatModel(responses=["no json"]), TOOLS, "q")
-    got = garbled.run([pr.PendingCall(node="1", tool="fetch", args={"x": 3})], {})
+    garbled = sims.LLMToolSimulator(FakeListChatModel(responses=["no json"]), TOOLS, "q")
+    got = garbled.run([sims.PendingCall(node="1", tool="fetch", args={"x": 3})], {})
     assert not got[0].ok and "no result" in got[0].result
 
 
 def test_result_failed_reads_error_texts():
     for r in (None, "", {}, [], "Error: x", "错误：参数", "request timed out", {"error": "x"}):
-        assert pr.result_failed(r), r
+        assert sims.result_failed(r), r
     for r in ("Successfully measured 5 gallons", {"value": 1}, [1], 0.5):
-        assert not pr.result_failed(r), r
+        assert not sims.result_failed(r), r
 
 
 def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
@@ -227,12 +231,12 @@ def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
     inst = next(i for i in good if i.id == 1)  # Parameter_Error: high_rated_reviews
     start = pr.start_from_instance(inst)
     assert start.rounds_executed == 3 and start.round_gt == 7
-    assert pr.continue_plan(start, inst.plan).end_reason == "call_failed"
+    assert rp.continue_plan(start, inst.plan).end_reason == "call_failed"
     fixed = json.loads(inst.plan_text)
     for t in fixed["tasks"]:
         if t["id"] == "3":
             t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
-    c = pr.continue_plan(start, json.dumps(fixed))
+    c = rp.continue_plan(start, json.dumps(fixed))
     assert c.success and c.rounds_total == 3 + 4 + 1  # nodes 3..6 in four waves, + response
 
 
@@ -301,7 +305,7 @@ def test_a_replan_that_keeps_the_named_placeholder_never_passes():
     assert len(keeping) >= 11
     passed = []
     for inst in keeping:
-        cont = pr.continue_plan(pr.start_from_instance(inst), inst.plan_text)
+        cont = rp.continue_plan(pr.start_from_instance(inst), inst.plan_text)
         if cont.success:
             passed.append(inst.id)
         else:
@@ -313,7 +317,7 @@ def test_a_rejected_call_never_executes_and_its_verdict_says_why():
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
     inst = next(i for i in good if i.id == 1)  # node 5: "task3 result" where an object is needed
     task = pr.instance_to_task(inst)
-    ep = pr.replay_task(task, _Echo(inst.plan_text))
+    ep = rp.replay_task(task, _Echo(inst.plan_text))
     assert ep.success is False
     simulated = [s for s in ep.steps if s.round > 1]
     bad = [s for s in simulated if s.call.tool == "compare_chemical_compositions"]
@@ -365,9 +369,9 @@ def test_a_replan_that_gives_up_scores_zero(rel, iid, words, run):
     inst = next(i for i in good if i.id == iid)
     task = pr.instance_to_task(inst)
     for text in (_give_up(inst, words, run=run), _give_up(inst, words, in_thought=True, run=run)):
-        cont = pr.continue_plan(pr.start_from_instance(inst), text)
+        cont = rp.continue_plan(pr.start_from_instance(inst), text)
         assert (cont.success, cont.end_reason) == (False, "gave_up"), cont.error
-        ep = pr.replay_task(task, _Echo(text))
+        ep = rp.replay_task(task, _Echo(text))
         rec = sde_record(ep, task)
         assert ep.end_reason is EndReason.GAVE_UP and ep.success is False
         assert rec.script["S5"] == 1.0  # a valid DAG ...
@@ -383,5 +387,5 @@ def test_words_alone_do_not_make_a_finished_plan_a_give_up():
         if t["id"] == "3":
             t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
     text = "<thought>node 3 cannot be completed as written: rename its parameter</thought>\n"
-    cont = pr.continue_plan(pr.start_from_instance(inst), text + json.dumps(fixed))
+    cont = rp.continue_plan(pr.start_from_instance(inst), text + json.dumps(fixed))
     assert cont.success and cont.end_reason == "answered"

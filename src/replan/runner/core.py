@@ -283,7 +283,7 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
                     f"task {job.task.task_id}: {job.task.suite} instances start mid-run, at the "
                     f"replanner; run them with --agents replanner_loop (not {job.design})",
                 )
-            from replan.suites.pararecover import replay_task
+            from replan.graphs.replan_point import replay_task
 
             ep = await in_daemon_thread(
                 replay_task,

@@ -31,8 +31,8 @@ from replan.suites.pararecover import (
     FunCall,
     LoadError,
     ParaRecoverInstance,
-    _match_last_wave,
     iter_instances,
+    match_last_wave,
 )
 
 #: error types decided from the plan, the tool schemas and the plan's references alone
@@ -102,7 +102,7 @@ def recorded_outputs(inst: ParaRecoverInstance) -> dict[str, Any]:
                 if same:
                     out[n.id] = c.results
                     break
-    for nid, c in _match_last_wave(inst.plan, inst.fun_call).items():
+    for nid, c in match_last_wave(inst.plan, inst.fun_call).items():
         out.setdefault(nid, c.results)
     return out
 
