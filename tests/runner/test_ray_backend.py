@@ -9,9 +9,16 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from replan.runner.core import LocalBackend, RunConfig, arun  # noqa: E402
+from replan.runner.core import (  # noqa: E402
+    LocalBackend,
+    RunConfig,
+    arun,
+    select_tasks,
+    suite_options,
+)
 from replan.runner.ray_backend import EndpointLimiter, RayBackend  # noqa: E402
 from replan.runner.store import ResultsStore  # noqa: E402
+from replan.suites import load_suite  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +46,9 @@ def test_ray_equals_local(tmp_path, ray_session):
 
 def test_worker_death_loses_nothing(tmp_path, ray_session, monkeypatch):
     marker = tmp_path / "killed-once"
-    key = f"toolmaze-C1-000-P1|react|{CFG.models[0]}|0"
+    chosen = select_tasks(load_suite(CFG.suite, **suite_options(CFG)), CFG)
+    perturbed = next(t for t in chosen if t.mode != "NP")  # whichever the selection holds
+    key = f"{perturbed.task_id}|react|{CFG.models[0]}|0"
     monkeypatch.setenv("REPLAN_CHAOS_KILL_KEY", key)
     monkeypatch.setenv("REPLAN_CHAOS_MARKER", str(marker))
     # workers inherit the driver's environment only when started after it is set
