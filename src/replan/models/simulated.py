@@ -98,7 +98,15 @@ from replan.models.observe import (
 )
 from replan.models.profiles import CALL_ERROR_TYPES, CompetenceProfile, load_profile
 from replan.models.tooling import OpenAIToolBinding
-from replan.models.visible import _NONE, View, closest, output_kinds, read_plan, routes
+from replan.models.visible import (
+    _NONE,
+    View,
+    closest,
+    output_kinds,
+    read_plan,
+    routes,
+    value_fields,
+)
 from replan.nodes.prompts import request_kind
 
 _PLAN_MARKER = "Follow this plan (a DAG; ${node.field} means the output of that node):\n"
@@ -701,23 +709,76 @@ class _Turn:
             need = [k for _, k in output_kinds(spec.returns)][:1]
         if not need:
             return None
+        # a tool the plan already uses for another step is not an alternative for this one
+        failed |= {n.tool for n in nodes if n.is_call and n.tool and n.id != nid}
         for chain in routes(self.view, node.tool or "", need, exclude=failed)[:24]:
-            got = self.bind_chain(nodes, node, spec, chain)
+            got = self.bind_chain(nodes, node, spec, chain, done)
             if got is not None:
                 old = set(ids)
                 return [_mark(n, failed) if n.id not in old and n.is_call else n for n in got]
+        # no tool gives what the next step reads from this one (a chain of a provider's own
+        # tools): replace this step together with the pending step that reads it
+        for c in nodes:
+            if c.id in done or c.status == "done" or not _refers_to(c.args, nid, ids):
+                continue
+            cspec = self.spec(c.tool)
+            if cspec is None:
+                continue
+            need2 = (
+                self._read_kinds(nodes, c.id, cspec)
+                or [k for _, k in output_kinds(cspec.returns)][:1]
+            )
+            merged = [n for n in nodes if n.id != c.id]
+            merged = [
+                n.model_copy(
+                    update={
+                        "args": rewrite_refs(n.args, {c.id: nid}, ids),
+                        "deps": [nid if d == c.id else d for d in n.deps],
+                    }
+                )
+                for n in merged
+            ]
+            gone = failed | {c.tool or ""}
+            for chain in routes(self.view, c.tool or "", need2, exclude=gone)[:24]:
+                got = self.bind_chain(merged, node, cspec, chain, done, also=[(spec, node.args)])
+                if got is not None:
+                    old = set(ids)
+                    return [_mark(n, gone) if n.id not in old and n.is_call else n for n in got]
         return None
 
+    def _read_kinds(self, nodes: list[PlanNode], nid: str, spec: ToolSpec) -> list[str]:
+        """Kinds of the output fields of ``nid`` that pending steps read."""
+        ids = [n.id for n in nodes]
+        out: list[str] = []
+        for n in nodes:
+            if n.id == nid or n.status == "done":
+                continue
+            for ref in iter_references(n.args, ids):
+                if ref.node == nid:
+                    k = (spec.output_field_schema(list(ref.path)) or {}).get("x-kind")
+                    if k and str(k) not in out:
+                        out.append(str(k))
+        return out
+
     def bind_chain(
-        self, nodes: list[PlanNode], node: PlanNode, spec: ToolSpec, chain: list[str]
+        self,
+        nodes: list[PlanNode],
+        node: PlanNode,
+        spec: ToolSpec,
+        chain: list[str],
+        done: Iterable[str] = (),
+        also: Sequence[tuple[ToolSpec, Mapping[str, Any]]] = (),
     ) -> list[PlanNode] | None:
         """Replace ``node`` by ``chain``, binding arguments by semantic kind (``x-kind``)."""
+        done = set(done)
         pool: dict[str, list[Any]] = {}
-        for p in spec.param_names:
-            if p in node.args:
-                k = (spec.param_schema(p) or {}).get("x-kind")
-                if k:
-                    pool.setdefault(k, []).append(node.args[p])
+        ids0 = [n.id for n in nodes]
+        for sp, given in [*also, (spec, node.args)]:
+            for p in sp.param_names:
+                if p in given and not unresolved_ref(given[p], ids0, done):
+                    k = (sp.param_schema(p) or {}).get("x-kind")
+                    if k:
+                        pool.setdefault(k, []).append(given[p])
         qpool: dict[str, list[Any]] = {}
         for lit in self.view.literals:
             if lit.kind and lit.value not in qpool.setdefault(lit.kind, []):
@@ -735,7 +796,7 @@ class _Turn:
                 val: Any = None
                 if k and prev_spec is not None:
                     hit = next(
-                        (pth for pth, kk in output_kinds(prev_spec.returns) if kk == k), None
+                        (pth for pth, kk in value_fields(prev_spec.returns) if kk == k), None
                     )
                     if hit:
                         val = "${" + ".".join((prev_id, *hit)) + "}"
@@ -745,11 +806,12 @@ class _Turn:
                     if i < len(src):
                         val = src[i]
                         used[k] = i + 1
-                if val is None and k:  # an earlier step's output of the kind
+                if val is None and k:  # an executed step's output of the kind
                     for n in reversed(nodes):
-                        nspec = self.specs.get(n.tool or "") if n.id != node.id else None
+                        executed = (n.status == "done" or n.id in done) and n.id != node.id
+                        nspec = self.specs.get(n.tool or "") if executed else None
                         hit = (
-                            next((pth for pth, kk in output_kinds(nspec.returns) if kk == k), None)
+                            next((pth for pth, kk in value_fields(nspec.returns) if kk == k), None)
                             if nspec is not None
                             else None
                         )
@@ -1626,6 +1688,13 @@ def _split_replan_message(text: str) -> tuple[Any, list[dict[str, Any]]]:
     return plan_json, _json_lines(obs_text)
 
 
+def unresolved_ref(value: Any, ids: list[str], done: set[str]) -> bool:
+    """Whether ``value`` refers to the output of a step that has not run."""
+    return any(r.node not in done for r in iter_references(value, ids)) or (
+        (ref := exact_reference(value, ids)) is not None and ref.node not in done
+    )
+
+
 def _refers_to(args: Any, nid: str, ids: Iterable[str]) -> bool:
     from replan.core.plan import iter_references
 
@@ -1712,7 +1781,7 @@ def _remap_by_kind(
     ids: list[str],
 ) -> dict[str, Any] | None:
     """Point references to ``old``'s output at the field of ``new`` with the same kind."""
-    targets = output_kinds(new_spec.returns)
+    targets = value_fields(new_spec.returns)
     out: dict[str, Any] = {}
     for k, v in args.items():
         ref = exact_reference(v, ids)

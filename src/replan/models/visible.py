@@ -438,10 +438,15 @@ def routes(
     first, then closest in description to ``failed``; tools in ``exclude`` are never used."""
     ex = set(exclude) | {failed}
     fspec = view.specs.get(failed)
-    cands = [n for n in view.specs if n not in ex]
+
+    def needs_own_output(n: str) -> bool:  # takes what it should give: an echo, not a source
+        s = view.specs[n]
+        return any(param_kind(s, p) in need for p in s.required)
+
+    cands = [n for n in view.specs if n not in ex and not needs_own_output(n)]
 
     def outs(n: str) -> set[str]:
-        return {k for _, k in output_kinds(view.specs[n].returns)}
+        return {k for _, k in value_fields(view.specs[n].returns)}
 
     def ins(n: str) -> set[str]:
         s = view.specs[n]
