@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 import networkx as nx
@@ -33,8 +33,22 @@ MAX_PLAN_CHARS = 200_000
 #: the deepest nesting of lists/objects accepted anywhere in a plan (real plans nest < 10 deep)
 MAX_PLAN_DEPTH = 64
 
-_EXACT_REF = re.compile(r"^\$\{([^{}]+)\}$")
-_ANY_REF = re.compile(r"\$\{([^{}]+)\}")
+#: the reference grammar (DESIGN §2): ``${<node id>}`` or ``${<node id>.<field path>}``. This is the
+#: one place it is spelled; whatever reads, writes or rewrites a reference goes through the
+#: helpers below (:func:`reference_text`, :func:`exact_reference`, :func:`iter_references`,
+#: :func:`substitute_references`).
+REFERENCE_PATTERN = re.compile(r"\$\{([^{}]+)\}")
+_EXACT_REF = re.compile(r"^" + REFERENCE_PATTERN.pattern + r"$")
+
+
+def reference_text(node: str, *path: str) -> str:
+    """The text of a reference to ``node``'s output, or to the field ``path`` inside it."""
+    return "${" + ".".join([node, *path]) + "}"
+
+
+def substitute_references(text: str, replace: Callable[[str], str]) -> str:
+    """``text`` with every ``${...}`` in it replaced by ``replace(inside of the braces)``."""
+    return REFERENCE_PATTERN.sub(lambda m: replace(m.group(1)), text)
 
 
 class Reference(BaseModel):
@@ -44,7 +58,7 @@ class Reference(BaseModel):
     path: list[str] = Field(default_factory=list)
 
     def __str__(self) -> str:
-        return "${" + ".".join([self.node, *self.path]) + "}"
+        return reference_text(self.node, *self.path)
 
 
 def split_reference(body: str, known_ids: Iterable[str] | None = None) -> Reference:
@@ -80,7 +94,7 @@ def exact_reference(value: Any, known_ids: Iterable[str] | None = None) -> Refer
 def iter_references(value: Any, known_ids: Iterable[str] | None = None) -> Iterable[Reference]:
     """Every ``${...}`` reference anywhere inside ``value`` (nested lists/dicts included)."""
     if isinstance(value, str):
-        for m in _ANY_REF.finditer(value):
+        for m in REFERENCE_PATTERN.finditer(value):
             yield split_reference(m.group(1), known_ids)
     elif isinstance(value, Mapping):
         for v in value.values():

@@ -38,7 +38,15 @@ from typing import Any
 
 import networkx as nx
 
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, iter_references
+from replan.core.plan import (
+    RESPONSE,
+    ROOT,
+    Plan,
+    PlanNode,
+    exact_reference,
+    iter_references,
+    reference_text,
+)
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Finding
@@ -141,7 +149,7 @@ def _key_of(value: Any, known_ids: list[str]) -> tuple[str, bool]:
     """Symbolic key for a precondition argument: (key, is_reference)."""
     ref = exact_reference(value, known_ids)
     if ref is not None:
-        return "${" + ".".join([ref.node, *ref.path]) + "}", True
+        return str(ref), True
     return str(value), False
 
 
@@ -713,7 +721,7 @@ def _apply_effects(
             else:
                 fields[k] = v
         if eff.op == "create":
-            col["${" + nid + "." + eff.key + "}"] = {
+            col[reference_text(nid, eff.key)] = {
                 k: v for k, v in fields.items() if v is not _UNKNOWN
             } | {k: _UNKNOWN for k, v in fields.items() if v is _UNKNOWN}
         elif eff.key in args:

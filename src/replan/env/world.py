@@ -16,12 +16,11 @@ from __future__ import annotations
 import copy
 import hashlib
 import random
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from replan.core.plan import exact_reference
+from replan.core.plan import exact_reference, substitute_references
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call, Perturbation, Verdict
@@ -172,9 +171,6 @@ def lookup_path(value: Any, path: Iterable[str]) -> Any:
     return value
 
 
-_REF_IN_TEXT = re.compile(r"\$\{([^{}]+)\}")
-
-
 def resolve_references(
     value: Any, bindings: Mapping[str, Any] | None, param: str | None = None
 ) -> Any:
@@ -193,13 +189,13 @@ def resolve_references(
                 param,
             )
         return got
-    if isinstance(value, str) and "${" in value:
+    if isinstance(value, str):
 
-        def sub(m: re.Match[str]) -> str:
-            v = resolve_references("${" + m.group(1) + "}", bindings, param)
+        def sub(body: str) -> str:
+            v = resolve_references("${" + body + "}", bindings, param)
             return v if isinstance(v, str) else canonical_json(v)
 
-        return _REF_IN_TEXT.sub(sub, value)
+        return substitute_references(value, sub)
     if isinstance(value, Mapping):
         return {k: resolve_references(v, bindings, param) for k, v in value.items()}
     if isinstance(value, list):

@@ -47,7 +47,7 @@ from typing import Any
 
 import networkx as nx
 
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
 from replan.core.task import (
     MODES,
     Checker,
@@ -1208,7 +1208,7 @@ class Generator:
                     key, path = v.node, v.path
                 src = ids[key]
                 deps.add(src)
-                args[p] = "${" + ".".join([src, *path]) + "}"
+                args[p] = reference_text(src, *path)
             used_by |= deps
             calls.append(
                 PlanNode(
@@ -1688,12 +1688,12 @@ def _lookup(value: Any, path: Sequence[str]) -> Any:
 def _consumed_fields(plan: Plan, node_id: str) -> list[str]:
     """Dotted output paths of ``node_id`` that later nodes reference."""
     out: list[str] = []
-    pat = re.compile(r"^\$\{" + re.escape(node_id) + r"\.([^{}]+)\}$")
     for n in plan.call_nodes:
         for v in n.args.values():
-            m = pat.match(v) if isinstance(v, str) else None
-            if m and m.group(1) not in out:
-                out.append(m.group(1))
+            ref = exact_reference(v, [node_id])
+            field = ".".join(ref.path) if ref is not None and ref.node == node_id else ""
+            if field and field not in out:
+                out.append(field)
     return out
 
 
