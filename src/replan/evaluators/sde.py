@@ -82,6 +82,7 @@ from replan.core.task import Task
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode, PlanVersion, Step
+from replan.core.wire import format_observation, render_tools
 from replan.evaluators.stats import (
     N_BOOT,
     Feedback,
@@ -680,8 +681,6 @@ def _dump(value: Any, limit: int = 6000) -> str:
 
 def judge_inputs(ctx: ReplanContext) -> str:
     """The evidence block every judge prompt shows."""
-    from replan.nodes.prompts import format_observation, render_tools
-
     tools = render_tools(ctx.tools.values()) if ctx.tools else "(tool specifications unknown)"
     prev = ctx.previous
     prev_text = (

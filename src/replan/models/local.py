@@ -47,8 +47,8 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
+from replan.core.wire import TOOLS_MARKER, request_kind
 from replan.models.tooling import OpenAIToolBinding
-from replan.nodes.prompts import request_kind
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -410,12 +410,12 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
 
 
 def _listed_tools(messages: Sequence[BaseMessage]) -> list[str]:
-    """Tool names of the request's tool list (``Available tools`` lines of the system prompt)."""
+    """Tool names of the request's tool list (the lines after :data:`~replan.core.wire.TOOLS_MARKER`)."""
     names: list[str] = []
     for m in messages:
-        if not isinstance(m, SystemMessage) or "Available tools" not in _text(m):
+        if not isinstance(m, SystemMessage) or TOOLS_MARKER not in _text(m):
             continue
-        for line in _text(m).split("Available tools", 1)[1].splitlines():
+        for line in _text(m).split(TOOLS_MARKER, 1)[1].splitlines():
             obj = _loads(line.strip())
             if isinstance(obj, dict) and isinstance(obj.get("name"), str):
                 names.append(obj["name"])

@@ -24,7 +24,7 @@ as written: the decision was made (with its errors) when the plan was written. K
 contexts differently are ``CONTEXT_KNOBS`` of the profile, neutral in the built-in profiles.
 
 What it answers is decided by the request tag of the system message (see
-:mod:`replan.nodes.prompts`), never by which agent design sent the request:
+:mod:`replan.core.wire`), never by which agent design sent the request:
 
 - ``[replan:plan]`` -- a ``<thought>`` and a ParaRecover JSON DAG: the plan read from the request
   with each node's decision drawn (wrong names, missing or mistyped parameters, missing / wrong /
@@ -76,6 +76,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from replan.core.plan import (
+    REFERENCE_PATTERN,
     RESPONSE,
     ROOT,
     ParseFailure,
@@ -87,6 +88,16 @@ from replan.core.plan import (
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
+from replan.core.wire import (
+    EXECUTED_PLAN_MARKER,
+    PLAN_MARKER,
+    RESPONDER_INSTRUCTION,
+    TOOLS_MARKER,
+    json_lines,
+    query_of,
+    read_replanner_request,
+    request_kind,
+)
 from replan.env.world import lookup_path, stable_seed
 from replan.models.noise import mutate_call, mutate_structure, referenced_nodes
 from replan.models.observe import (
@@ -107,16 +118,9 @@ from replan.models.visible import (
     routes,
     value_fields,
 )
-from replan.nodes.prompts import request_kind
 
-_PLAN_MARKER = "Follow this plan (a DAG; ${node.field} means the output of that node):\n"
-_TOOLS_MARKER = "Available tools (one JSON per line):\n"
-# the responder (``prompts.responder_messages``): an acting request that must be answered
-_RESPONDER_MARK = "Do not call more tools"
-_EXECUTED_MARKER = "The plan that was executed:\n"
 _WAVE_CALL_ID = re.compile(r"^r\d+_(.+)$")
 _CALL_ID = re.compile(r"^(call|dup)_(.+)_(\d+)_[0-9a-f]{8}$")
-_REF = re.compile(r"\$\{([^{}]+)\}")
 _STRUCTURAL = (
     ErrorType.PARALLELISM_ERROR,
     ErrorType.SERIAL_ERROR,
@@ -160,7 +164,7 @@ def rewrite_refs(value: Any, mapping: Mapping[str, str], ids: Iterable[str]) -> 
         return m.group(0)
 
     if isinstance(value, str):
-        return _REF.sub(sub, value)
+        return REFERENCE_PATTERN.sub(sub, value)
     if isinstance(value, Mapping):
         return {k: rewrite_refs(v, mapping, known) for k, v in value.items()}
     if isinstance(value, list):
@@ -372,8 +376,7 @@ class _Turn:
         self.query = next(
             (_content(x) for x in messages if isinstance(x, HumanMessage)), model.task.query
         )
-        if self.query.startswith("User request: "):  # a replanner request quotes the query
-            self.query = self.query[len("User request: ") :].split("\n\nRound ", 1)[0]
+        self.query = query_of(self.query)  # a replanner request quotes the query
         self.specs = self._specs(tools, model.task.tools)
         self.bound = [t.get("function", t).get("name") for t in tools]
         self.view = View(self.query, self.specs, model.corpus.kinds)
@@ -417,8 +420,8 @@ class _Turn:
                 out[name] = ToolSpec.from_pararecover([fn])[0]
         if out:
             return out
-        if _TOOLS_MARKER in self.system:
-            for line in self.system.split(_TOOLS_MARKER, 1)[1].splitlines():
+        if TOOLS_MARKER in self.system:
+            for line in self.system.split(TOOLS_MARKER, 1)[1].splitlines():
                 try:
                     entry = json.loads(line)
                 except json.JSONDecodeError:
@@ -543,7 +546,7 @@ class _Turn:
         ai = [m for m in self.messages if isinstance(m, AIMessage)]
         human = [m for m in self.messages if isinstance(m, HumanMessage)]
         previous = Plan.parse(_content(ai[-1])) if ai else ParseFailure(code="empty", reason="")
-        findings = _json_lines(_content(human[-1])) if len(human) > 1 else []
+        findings = json_lines(_content(human[-1])) if len(human) > 1 else []
         if isinstance(previous, ParseFailure):
             nodes = self.noisy(list(self.intended().nodes), "revise-fresh")
             text = self.plan_text(
@@ -873,7 +876,7 @@ class _Turn:
         ``desc`` ends in ``[retry k]`` and a rerouted one in ``[instead of <tools>]``.
         """
         human = _content([m for m in self.messages if isinstance(m, HumanMessage)][-1])
-        plan_json, observations = _split_replan_message(human)
+        plan_json, observations = read_replanner_request(human)
         current = Plan.parse(plan_json) if plan_json is not None else None
         if not isinstance(current, Plan):
             nodes = self.noisy(list(self.intended().nodes), "replan-fresh")
@@ -1202,8 +1205,8 @@ class _Actor:
     def __init__(self, turn: _Turn):
         self.t = turn
         self.given: Plan | None = None
-        if _PLAN_MARKER in turn.system:
-            p = Plan.parse(turn.system.split(_PLAN_MARKER, 1)[1])
+        if PLAN_MARKER in turn.system:
+            p = Plan.parse(turn.system.split(PLAN_MARKER, 1)[1])
             if isinstance(p, Plan):
                 self.given = p
         base = self.given or turn.intended()
@@ -1265,7 +1268,7 @@ class _Actor:
                     val = self._value(r.node, r.path, m.group(0), None)
                     return val if isinstance(val, str) else canonical_json(val)
 
-                out[k] = _REF.sub(sub, v)
+                out[k] = REFERENCE_PATTERN.sub(sub, v)
             else:
                 out[k] = v
         return out
@@ -1456,7 +1459,7 @@ class _Actor:
     # -- next move ---------------------------------------------------------------------------------
     def run(self) -> AIMessage:
         t = self.t
-        if _RESPONDER_MARK in t.system:
+        if RESPONDER_INSTRUCTION in t.system:
             return _ai(self.final_report())
         try:
             self.walk()
@@ -1567,8 +1570,8 @@ class _Actor:
         """
         t = self.t
         plan: Plan | None = None
-        if _EXECUTED_MARKER in t.system:
-            got = Plan.parse(t.system.split(_EXECUTED_MARKER, 1)[1])
+        if EXECUTED_PLAN_MARKER in t.system:
+            got = Plan.parse(t.system.split(EXECUTED_PLAN_MARKER, 1)[1])
             plan = got if isinstance(got, Plan) else None
         failure = None
         keep: set[str] | None = None
@@ -1649,43 +1652,13 @@ def _facts_from_human(messages: Sequence[BaseMessage]) -> list[str]:
     for m in messages:
         if not isinstance(m, HumanMessage):
             continue
-        for obj in _json_lines(_content(m)):
+        for obj in json_lines(_content(m)):
             res = obj.get("result")
             if isinstance(res, Mapping) and "error" not in res:
                 got = _scalar_facts(res)
                 if got:
                     facts.append(f"{obj.get('tool', 'result')}: " + ", ".join(got))
     return facts
-
-
-def _json_lines(text: str) -> list[dict[str, Any]]:
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            out.append(obj)
-    return out
-
-
-def _split_replan_message(text: str) -> tuple[Any, list[dict[str, Any]]]:
-    """(current plan JSON, last-wave observations) from a replanner request."""
-    plan_json: Any = None
-    m = re.search(r"Current plan:\s*\n", text)
-    if m:
-        try:
-            plan_json, _ = json.JSONDecoder().raw_decode(text[m.end() :].lstrip())
-        except json.JSONDecodeError:
-            plan_json = None
-    obs_text = (
-        text.split("Results of the last wave", 1)[1] if "Results of the last wave" in text else ""
-    )
-    return plan_json, _json_lines(obs_text)
 
 
 def unresolved_ref(value: Any, ids: list[str], done: set[str]) -> bool:

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode
+from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode
 from replan.core.tools import ToolSpec
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -311,7 +311,7 @@ class _Writer:
                 args[p] = val
         prev = self.nodes[-1] if self.nodes and chain else None
         if prev is not None and not any(
-            _REF.search(_text(v)) and _text(v).find("${" + prev.id + ".") >= 0
+            REFERENCE_PATTERN.search(_text(v)) and _text(v).find("${" + prev.id + ".") >= 0
             for v in args.values()
         ):
             # a step of a described chain takes something from the step before: the first
@@ -325,7 +325,11 @@ class _Writer:
                         break
         nid = self._next_id()
         refs = sorted(
-            {m.group(1).split(".")[0] for v in args.values() for m in _REF.finditer(_text(v))},
+            {
+                m.group(1).split(".")[0]
+                for v in args.values()
+                for m in REFERENCE_PATTERN.finditer(_text(v))
+            },
             key=_idkey,
         )
         self.nodes.append(
@@ -404,9 +408,6 @@ class _Writer:
             nodes=nodes,
             thought="I read the request and the tool list and plan the calls it needs.",
         )
-
-
-_REF = re.compile(r"\$\{([^{}]+)\}")
 
 
 def _idkey(nid: str) -> tuple:

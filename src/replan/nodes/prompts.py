@@ -4,6 +4,8 @@ Each request starts its system message with a tag line (``[replan:plan]``, ``[re
 ``[replan:replan]``, ``[replan:act]``): it tells any model what is asked in one line, and it
 lets the simulated model (``replan.models.simulated``) tell a planning request from an acting
 one without knowing which agent design sent it. The same request kinds are sent by every design.
+The tags, section markers, tool rendering and observation format are the wire format of
+:mod:`replan.core.wire`, which the models and the judge read requests with.
 
 The planning contract follows ParaRecover: a thought, then one compact JSON DAG with ``root``
 and ``response`` nodes, dependencies only where data flows, references ``${node.field}``.
@@ -13,16 +15,28 @@ The failure-aware variant (ToolMaze's "w/ hint") adds advice on faults; it is ch
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from replan.core.tools import ToolSpec
 from replan.core.trace import Finding
-
-RequestKind = Literal["plan", "revise", "replan", "act"]
-TAGS: dict[str, str] = {k: f"[replan:{k}]" for k in ("plan", "revise", "replan", "act")}
+from replan.core.wire import (
+    CURRENT_PLAN_MARKER,
+    EXECUTED_PLAN_MARKER,
+    LAST_WAVE_MARKER,
+    PLAN_MARKER,
+    QUERY_PREFIX,
+    RESPONDER_INSTRUCTION,
+    ROUND_PREFIX,
+    TAGS,
+    TOOLS_MARKER,
+    RequestKind,
+    format_observation,
+    render_tools,
+    request_kind,
+)
 
 PLAN_CONTRACT = """Write your reasoning inside <thought>...</thought>, then ONE compact JSON object:
 {"tasks": [
@@ -44,30 +58,6 @@ suspicious value on; prefer an alternative tool. If no way to finish remains, st
 clearly instead of calling tools that depend on the failed step."""
 
 
-def render_tools(tools: Iterable[ToolSpec]) -> str:
-    """The tool list as the model sees it: name, description, parameters, output fields."""
-    lines = []
-    for t in tools:
-        params = {
-            k: {kk: vv for kk, vv in v.items() if not kk.startswith("x-")}
-            for k, v in t.parameters["properties"].items()
-        }
-        out = list((t.returns.get("properties") or {}).keys())
-        lines.append(
-            json.dumps(
-                {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": params,
-                    "required": list(t.parameters["required"]),
-                    "returns": out,
-                },
-                ensure_ascii=False,
-            )
-        )
-    return "\n".join(lines)
-
-
 def _system(kind: RequestKind, body: str, hint: bool) -> SystemMessage:
     text = f"{TAGS[kind]}\n{body}"
     if hint:
@@ -81,10 +71,7 @@ def planner_messages(
     """Ask for a first plan."""
     body = (
         "You are a planner for a tool-using agent. Plan the calls needed to complete the user's "
-        "request as a DAG.\n\n"
-        + PLAN_CONTRACT
-        + "\n\nAvailable tools (one JSON per line):\n"
-        + render_tools(tools)
+        "request as a DAG.\n\n" + PLAN_CONTRACT + "\n\n" + TOOLS_MARKER + render_tools(tools)
     )
     return [_system("plan", body, hint), HumanMessage(content=query)]
 
@@ -127,14 +114,6 @@ def revision_messages(
     ]
 
 
-def format_observation(node: str | None, tool: str, args: Mapping[str, Any], result: Any) -> str:
-    return json.dumps(
-        {"node": node, "tool": tool, "args": args, "result": result},
-        ensure_ascii=False,
-        default=str,
-    )
-
-
 def replanner_messages(
     query: str,
     tools: Sequence[ToolSpec],
@@ -152,16 +131,18 @@ def replanner_messages(
         "unchanged, fix or replace failed or wrong steps, add what is missing. When everything "
         "needed has run, leave only the response node pending.\n\n"
         + PLAN_CONTRACT
-        + "\n\nAvailable tools (one JSON per line):\n"
+        + "\n\n"
+        + TOOLS_MARKER
         + render_tools(tools)
     )
     obs = "\n".join(json.dumps(o, ensure_ascii=False, default=str) for o in observations)
     return [
         _system("replan", body, hint),
         HumanMessage(
-            content=f"User request: {query}\n\nRound {round_index}. Current plan:\n"
+            content=f"{QUERY_PREFIX}{query}{ROUND_PREFIX}{round_index}. {CURRENT_PLAN_MARKER}"
             + json.dumps(plan_json, ensure_ascii=False)
-            + "\n\nResults of the last wave (one JSON per line):\n"
+            + "\n\n"
+            + LAST_WAVE_MARKER
             + (obs or "(none)")
         ),
     ]
@@ -178,10 +159,7 @@ def executor_messages(
         "for (ids, amounts, dates)."
     )
     if plan_text:
-        body += (
-            "\n\nFollow this plan (a DAG; ${node.field} means the output of that node):\n"
-            + plan_text
-        )
+        body += "\n\n" + PLAN_MARKER + plan_text
     return [_system("act", body, hint), HumanMessage(content=query)]
 
 
@@ -200,22 +178,29 @@ def responder_messages(
     """
     body = (
         "You are a tool-using assistant. The calls below were made for the user's request "
-        "(their results follow as tool messages). Do not call more tools: answer the user now "
+        "(their results follow as tool messages). "
+        + RESPONDER_INSTRUCTION
+        + ": answer the user now "
         "in plain text with the facts they asked for (ids, amounts, dates). If a needed step "
         "failed, say clearly what could not be done."
     )
     if plan_text:
-        body += "\n\nThe plan that was executed:\n" + plan_text
+        body += "\n\n" + EXECUTED_PLAN_MARKER + plan_text
     return [_system("act", body, hint), HumanMessage(content=query), *transcript]
 
 
-def request_kind(messages: Sequence[BaseMessage]) -> RequestKind | None:
-    """Which request a message list is (from the tag line of its system message)."""
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            first = str(m.content).split("\n", 1)[0].strip()
-            for kind, tag in TAGS.items():
-                if first == tag:
-                    return kind  # type: ignore[return-value]
-            return None
-    return None
+__all__ = [
+    "FAILURE_HINT",
+    "PLAN_CONTRACT",
+    "TAGS",
+    "RequestKind",
+    "executor_messages",
+    "format_findings",
+    "format_observation",
+    "planner_messages",
+    "render_tools",
+    "replanner_messages",
+    "request_kind",
+    "responder_messages",
+    "revision_messages",
+]
