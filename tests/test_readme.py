@@ -28,6 +28,12 @@ def test_every_block_is_covered():
     assert len(BASH) >= 3 and PYTHON
 
 
+def test_no_block_writes_to_a_fixed_tmp_path():
+    """A fixed /tmp path would let one user's (or test run's) output be reused by the next."""
+    for _, block in BLOCKS:
+        assert "/tmp/" not in block, block
+
+
 def test_quickstart_test_command_is_what_ci_runs():
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     for part in QUICK_TEST.strip().split(" && "):
@@ -43,7 +49,7 @@ def test_bash_blocks(block, tmp_path):
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={**os.environ, "CI": "1"},
+        env={**os.environ, "CI": "1", "TMPDIR": str(tmp_path)},  # mktemp -d lands in tmp_path
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -51,7 +57,10 @@ def test_bash_blocks(block, tmp_path):
 
 @pytest.mark.parametrize("block", PYTHON)
 def test_python_blocks(block, tmp_path, monkeypatch):
+    import tempfile
+
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # tempfile.mkdtemp() under tmp_path
     exec(compile(block, "README.md", "exec"), {"__name__": "__readme__"})
 
 
