@@ -305,7 +305,9 @@ def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], b
 
     with ResultsStore(out) as store:
         state = store.fingerprint()
-    ident = hashlib.sha256(json.dumps([state, sorted(keys or [])]).encode()).hexdigest()
+    ident = hashlib.sha256(
+        json.dumps([state, sorted(keys or []), scoring_code_stamp()]).encode()
+    ).hexdigest()
     cache = out / SUMMARY_CACHE
     try:
         saved = json.loads(cache.read_text(encoding="utf-8"))
@@ -318,6 +320,18 @@ def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], b
     tmp.write_text(json.dumps({"ident": ident, "summary": summary}, default=str), encoding="utf-8")
     tmp.replace(cache)
     return json.loads(json.dumps(summary, default=str)), True
+
+
+def scoring_code_stamp() -> list[Any]:
+    """Size and mtime of every module the summary and report are computed by, so that a cached
+    summary is never shown after the scoring code changed (an upgrade, an edit)."""
+    import replan
+
+    root = Path(replan.__file__).parent
+    files = [root / "runner" / "summary.py"]
+    for sub in ("core", "evaluators", "report"):
+        files += sorted((root / sub).rglob("*.py"))
+    return [[str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
 
 
 def run_header(cfg: RunConfig | None, outcome: Any) -> str:
