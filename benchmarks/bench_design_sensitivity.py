@@ -22,8 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from replan.api import run
 from replan.models.profiles import CONTEXT_KNOBS, spec_with_overrides
-from replan.runner.api import run
 from replan.runner.core import DEFAULT_DESIGNS
 
 BASE = "simulated:competent"

@@ -17,9 +17,9 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "World": ("replan.env.world", "World"),
-    "run": ("replan.runner.api", "run"),
-    "evaluate_agent": ("replan.runner.api", "evaluate_agent"),
-    "Results": ("replan.runner.api", "Results"),
+    "run": ("replan.api", "run"),
+    "evaluate_agent": ("replan.api", "evaluate_agent"),
+    "Results": ("replan.api", "Results"),
     "score": ("replan.evaluators", "score"),
     "score_episode": ("replan.evaluators", "score_episode"),
     "load_suite": ("replan.suites", "load_suite"),

@@ -41,7 +41,7 @@ ALNUM = r"[^\W_]"
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from replan.runner.api import run
+    from replan.api import run
 
     out = tmp_path_factory.mktemp("reference-run")
     # 40 tasks = two per C × P cell (round robin over the cells), two designs

@@ -97,7 +97,7 @@ def test_sigkill_mid_run_then_resume_equals_a_clean_run(tmp_path):
 
 
 def test_failures_are_stored_and_the_run_goes_on(tmp_path):
-    from replan.runner.api import run
+    from replan.api import run
 
     res = run(
         models=["simulated:competent", "nosuchprovider:model-x"],
@@ -122,7 +122,7 @@ def bad_factory(tools, model):  # used by name from the CLI test below
 
 
 def test_agent_factory_that_raises_names_the_task(tmp_path):
-    from replan.runner.api import evaluate_agent
+    from replan.api import evaluate_agent
 
     res = evaluate_agent(bad_factory, limit=2, out=tmp_path / "r")
     assert len(res.episodes) == 2
@@ -168,7 +168,7 @@ def test_experiment_id_is_stable_and_ignores_concurrency():
 def test_results_records(tmp_path):
     import pandas as pd
 
-    from replan.runner.api import run
+    from replan.api import run
 
     res = run(agents=["react"], limit=2, out=tmp_path / "r")
     recs = res.records()

@@ -160,7 +160,7 @@ def test_a_hanging_agent_factory_is_recorded_as_timeout_and_the_run_ends(tmp_pat
 def test_a_hanging_agent_is_bounded_through_the_python_api_too(tmp_path):
     import threading
 
-    from replan.runner.api import evaluate_agent
+    from replan.api import evaluate_agent
 
     release = threading.Event()
 
@@ -279,7 +279,7 @@ def test_the_writer_lock_is_released_when_its_holder_dies(tmp_path):
 def test_a_corrupt_store_is_one_line_everywhere_and_never_written(tmp_path, where):
     import shutil
 
-    from replan.runner.api import run
+    from replan.api import run
 
     good, bad = tmp_path / "good", tmp_path / "bad"
     run(agents=["react"], limit=3, out=good)
@@ -354,7 +354,7 @@ def test_a_utf16_dataset_is_read(tmp_path, sample_files):
 
 
 def _episode_lines(tmp_path: Path) -> list[str]:
-    from replan.runner.api import run
+    from replan.api import run
 
     res = run(agents=["react"], limit=4, out=tmp_path / "src")
     tasks = {t.task_id: t for t in ResultsStore(tmp_path / "src").tasks().values()}
@@ -511,7 +511,7 @@ class FakeLangSmith:
 
 
 def test_a_later_langsmith_run_uploads_only_what_is_missing(tmp_path):
-    from replan.runner.api import run
+    from replan.api import run
     from replan.runner.langsmith import log_to_langsmith
 
     out = tmp_path / "r"
@@ -580,8 +580,8 @@ def hostile_crash(tools, model):
 def test_the_report_escapes_hostile_content_and_loads_nothing_from_outside(tmp_path):
     import re
 
+    from replan.api import evaluate_agent
     from replan.report import write_report
-    from replan.runner.api import evaluate_agent
 
     out = tmp_path / "r"
     evaluate_agent(hostile_answer, limit=2, out=out, name=HOSTILE)  # a design named in markup

@@ -1,4 +1,7 @@
-"""The Python face of the runner: ``replan.run(...)`` and ``replan.evaluate_agent(...)``."""
+"""The Python API: ``replan.run(...)``, ``replan.evaluate_agent(...)`` and their ``Results``.
+
+It sits above the runner (which runs and stores the episodes) and the report (whose numbers the
+summary is), as DESIGN §1 orders the layers."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from replan.runner.core import (
     arun,
 )
 from replan.runner.store import ResultsStore
+from replan.runner.summary import summarize
 
 
 @dataclass
@@ -68,8 +72,6 @@ class Results:
 
 
 def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
-    from replan.runner.summary import summarize
-
     with ResultsStore(out_dir) as store:
         episodes, feedback = store.episodes(), store.feedback()
     return Results(
