@@ -134,3 +134,24 @@ def test_unknown_names_and_missing_files() -> None:
         load_profile("/nowhere/profile.yaml")
     with pytest.raises(ValueError, match="pass task"):
         make_model("simulated:novice")
+
+
+def test_replan_run_varies_one_parameter_from_the_command_line(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from replan.cli import app
+
+    args = ["run", "--agents", "dual_loop", "--limit", "1", "--out", str(tmp_path), "--json"]
+    res = CliRunner().invoke(app, [*args, "--profile-set", "verifier_uptake=0"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert list(out["designs"]) == ["dual_loop"]
+    assert any("verifier_uptake=0" in n for n in out["notes"])
+    from replan.runner.store import ResultsStore
+
+    with ResultsStore(tmp_path) as store:
+        assert {e.model for e in store.episodes()} == {"simulated:competent[verifier_uptake=0]"}
+    bad = CliRunner().invoke(app, [*args, "--profile-set", "verifier_uptake=7"])
+    assert bad.exit_code == 2 and "verifier_uptake" in bad.output
