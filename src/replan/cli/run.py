@@ -36,6 +36,13 @@ def run_command(
     agents: str = typer.Option(",".join(DEFAULT_DESIGNS), help="designs, comma separated"),
     model: list[str] = typer.Option(None, "--model", "-m", help="model spec, repeatable"),
     profile: str = typer.Option(None, help="shorthand for --model simulated:PROFILE"),
+    profile_set: list[str] = typer.Option(
+        None,
+        "--profile-set",
+        help="vary one simulated-profile parameter, KEY=VALUE, repeatable (verifier_uptake=1.0,"
+        " on_fault.retry=0, error_rates.Type_Error=0.1, error_scale=0); applies to every "
+        "simulated model of the run and shows in its model label",
+    ),
     prompt: str = typer.Option("standard", help="standard | hint (failure-aware prompt)"),
     seeds: int = typer.Option(1, min=1, help="seeds per task"),
     limit: int = typer.Option(None, min=1, help="at most N tasks (after --filter)"),
@@ -104,6 +111,13 @@ def run_command(
             except PreflightError as exc:
                 raise PreflightError(f"--profile {profile}: {exc}") from None
         models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
+        if profile_set:
+            from replan.models.profiles import spec_with_overrides
+
+            try:
+                models = [spec_with_overrides(m, profile_set) for m in (models or [DEFAULT_MODEL])]
+            except ValueError as exc:
+                raise PreflightError(str(exc)) from None
         tokens = check_run(
             suite=suite,
             designs=designs,
