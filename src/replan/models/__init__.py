@@ -3,9 +3,11 @@
 ``make_model(spec, ...)`` is the one entry point:
 
 =================================  ==========================================================
-``simulated:<profile>``            :class:`SimulatedChatModel` — a deterministic oracle with
-                                   noise (not a language model), ``novice`` / ``competent`` /
-                                   ``expert`` or a YAML file: ``simulated:/path/profile.yaml``
+``simulated:<profile>``            :class:`SimulatedChatModel` — a deterministic parametric
+                                   policy (not a language model) that sees only what a model
+                                   is shown; ``novice`` / ``competent`` / ``expert``, a YAML
+                                   file (``simulated:/path/profile.yaml``), or a profile with
+                                   overrides (``simulated:competent[verifier_uptake=0]``)
 ``local:smollm2``                  :class:`LocalChatModel` — SmolLM2-135M-Instruct on the CPU
                                    through llama.cpp (extra ``local``); ``local:/path/x.gguf``
                                    runs another ChatML GGUF
