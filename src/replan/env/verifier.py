@@ -38,6 +38,7 @@ from typing import Any
 
 import networkx as nx
 
+from replan.core.leaves import json_leaves
 from replan.core.plan import (
     RESPONSE,
     ROOT,
@@ -387,7 +388,7 @@ def verify(
             if dep in (ROOT,) or dep in referenced:
                 continue
             dep_node = nodes.get(dep)
-            if dep_node is None or _orders_state(specs.get(dep_node.tool or ""), spec):
+            if dep_node is None or orders_state(specs.get(dep_node.tool or ""), spec):
                 continue
             if dep in implicit and (fed or _shares_entity(nid, spec, args, plan_values, recorded)):
                 continue
@@ -493,22 +494,17 @@ def _schema_stub(value: Any) -> bool:
 def _scalars(value: Any, out: set[str] | None = None) -> set[str]:
     """Normalised scalar values inside ``value`` (strings lower-cased, numbers as floats)."""
     out = set() if out is None else out
-    if isinstance(value, bool) or value is None:
-        return out
-    if isinstance(value, (int, float)):
-        out.add(repr(float(value)))
-    elif isinstance(value, str):
-        text = value.strip().lower()
-        if _is_num(text):
-            out.add(repr(float(text)))
-        elif len(text) >= 2:
-            out.add(text)
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            _scalars(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _scalars(v, out)
+    for _, leaf in json_leaves(value):
+        if isinstance(leaf, bool) or leaf is None:
+            continue
+        if isinstance(leaf, (int, float)):
+            out.add(repr(float(leaf)))
+        elif isinstance(leaf, str):
+            text = leaf.strip().lower()
+            if _is_num(text):
+                out.add(repr(float(text)))
+            elif len(text) >= 2:
+                out.add(text)
     return out
 
 
@@ -658,9 +654,10 @@ def _missing_dep(add: Any, nid: str, producer: str, key: str, layer_of: dict[str
         )
 
 
-def _orders_state(producer: ToolSpec | None, consumer: ToolSpec) -> bool:
-    """A dependency carries state when the producer's effects touch what the consumer needs."""
-    if producer is None:
+def orders_state(producer: ToolSpec | None, consumer: ToolSpec | None) -> bool:
+    """Whether a dependency between two calls carries state: the producer's effects touch what
+    the consumer needs (its preconditions or its own effects). Unknown tools carry none."""
+    if producer is None or consumer is None:
         return False
     touched = {e.collection for e in producer.effects}
     needed = {p.collection for p in consumer.preconditions} | {

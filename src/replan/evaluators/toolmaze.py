@@ -46,12 +46,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from replan.core.leaves import json_leaves
 from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
@@ -106,24 +107,13 @@ def c_rec(c: int, c_star: int, success: bool) -> float:
 
 
 # -- value matching ------------------------------------------------------------------------------
-def _leaves(value: Any) -> Iterable[Any]:
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _leaves(v)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v)
-    else:
-        yield value
-
-
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def _contains_value(haystack: Any, needle: Any) -> bool:
     """Whether ``needle`` (a scalar) occurs in ``haystack`` (nested args or answer text)."""
-    for leaf in _leaves(haystack):
+    for _, leaf in json_leaves(haystack):
         if _is_number(needle):
             if _is_number(leaf) and math.isclose(float(leaf), float(needle), rel_tol=1e-9):
                 return True
@@ -184,10 +174,11 @@ def _used(step: Step, later: Sequence[Step], answer: str | None) -> bool:
         for s in later:
             if any(r.node == nid for r in iter_references(s.call.args)):
                 return True
-    echoed = set(_leaves(step.call.args)) | set(_leaves(step.resolved_args or {}))
+    echoed = {v for _, v in json_leaves(step.call.args)}
+    echoed |= {v for _, v in json_leaves(step.resolved_args or {})}
     values = {
         v
-        for v in _leaves(step.observation)
+        for _, v in json_leaves(step.observation)
         if _distinctive(v) and v not in echoed  # an input echoed back is not a result
     }
     if not values:

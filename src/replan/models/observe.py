@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from replan.core.leaves import json_leaves
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 
@@ -240,7 +241,7 @@ class PlausibilityContext:
         seen: dict[str, list[float]] = {}
         shapes: dict[str, list[tuple[str, ...]]] = {}
         for spec, value in earlier:
-            for path, leaf in _leaves(value):
+            for path, leaf in json_leaves(value):
                 if _is_number(leaf) and leaf > 0:
                     seen.setdefault(_field(path), []).append(float(leaf))
                 key = _id_key(spec, path)
@@ -271,17 +272,6 @@ def _field(path: tuple[str, ...]) -> str:
     return names[-1] if names else ""
 
 
-def _leaves(value: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            yield from _leaves(v, (*path, str(k)))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _leaves(v, (*path, str(i)))
-    else:
-        yield path, value
-
-
 def _kind_at(spec: ToolSpec | None, path: tuple[str, ...]) -> str:
     if spec is None:
         return ""
@@ -306,7 +296,7 @@ def implausible(
     ``FL-LISKIX-20261203-1``, ``FL-LISKIX-20261203-2``).
     """
     ctx = context or PlausibilityContext()
-    leaves = list(_leaves(value))
+    leaves = list(json_leaves(value))
     local: dict[str, list[tuple[str, ...]]] = {}
     for path, leaf in leaves:
         key = _id_key(spec, path)

@@ -75,6 +75,7 @@ from langchain_core.messages import (
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from replan.core.leaves import json_leaves
 from replan.core.plan import (
     REFERENCE_PATTERN,
     RESPONSE,
@@ -207,18 +208,13 @@ def _convert(value: Any, schema: Mapping[str, Any]) -> Any:
     return _NONE
 
 
-def _scalar_facts(value: Any, prefix: str = "") -> list[str]:
+def _scalar_facts(value: Any) -> list[str]:
     """Every scalar of a result as ``path: value`` (lists: their first 20 items)."""
-    out: list[str] = []
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            out += _scalar_facts(v, f"{prefix}{k}.")
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:20]):
-            out += _scalar_facts(v, f"{prefix}{i}.")
-    elif value is not None:
-        out.append(f"{prefix[:-1] or 'result'}: {value}")
-    return out
+    return [
+        f"{'.'.join(path) or 'result'}: {v}"
+        for path, v in json_leaves(value, max_items=20)
+        if v is not None
+    ]
 
 
 @dataclass

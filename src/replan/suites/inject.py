@@ -33,6 +33,7 @@ from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call
+from replan.env.verifier import orders_state
 from replan.env.world import World, WorldState, stable_seed
 
 SUITE = "pararecover-synth"
@@ -129,15 +130,6 @@ def _pending_calls(plan: Plan, allowed: Iterable[str] | None) -> list[PlanNode]:
 
 def _layer_of(plan: Plan) -> dict[str, int]:
     return {nid: i for i, layer in enumerate(plan.layers()) for nid in layer}
-
-
-def _orders_state(a: ToolSpec | None, b: ToolSpec | None) -> bool:
-    """Whether a dependency between the two calls carries state (as the verifier judges it)."""
-    if a is None or b is None:
-        return False
-    touched = {e.collection for e in a.effects}
-    needed = {p.collection for p in b.preconditions} | {e.collection for e in b.effects}
-    return bool(touched & needed)
 
 
 def _next_id(plan: Plan) -> str:
@@ -483,7 +475,7 @@ def _dependence_error(plan, cands, tools, rng, _ct):
             and w.id not in m.deps
             and src not in nx.ancestors(g, w.id)
             and w.id not in _referenced(m, ids)
-            and not _orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
+            and not orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
         ]
         if not wrong:
             continue
@@ -565,7 +557,7 @@ def _serial_error(plan, cands, tools, rng, _ct):
             if w.id != m.id
             and w.id not in anc
             and w.id not in desc
-            and not _orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
+            and not orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
         ]
         if not others:
             continue

@@ -47,6 +47,7 @@ from typing import Any
 
 import networkx as nx
 
+from replan.core.leaves import json_leaves
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
 from replan.core.task import (
     MODES,
@@ -1767,6 +1768,11 @@ def execute_plan(
     return out
 
 
+def _scalars(value: Any) -> list[tuple[tuple[str, ...], Any]]:
+    """The non-null leaves of an output with their paths (arrays: their first 20 items)."""
+    return [(p, v) for p, v in json_leaves(value, max_items=20) if v is not None]
+
+
 def answer_from_outputs(outputs: Mapping[str, Any], node_ids: Iterable[str] | None = None) -> str:
     """A plain answer stating every scalar field of the given outputs (for tests and demos)."""
     parts = []
@@ -1774,19 +1780,6 @@ def answer_from_outputs(outputs: Mapping[str, Any], node_ids: Iterable[str] | No
         for path, v in _scalars(outputs.get(nid)):
             parts.append(f"{'.'.join(path)}: {v}")
     return "Done. " + "; ".join(parts)
-
-
-def _scalars(value: Any, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
-    out: list[tuple[tuple[str, ...], Any]] = []
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            out.extend(_scalars(v, (*prefix, str(k))))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:20]):
-            out.extend(_scalars(v, (*prefix, str(i))))
-    elif value is not None:
-        out.append((prefix, value))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
