@@ -330,6 +330,7 @@ def test_provider_model_checked_without_calling_it(tmp_path, monkeypatch):
             "run", "--out", str(tmp_path / "r"), "--model", "openai:x", env={"OPENAI_API_KEY": ""}
         )
         assert "set OPENAI_API_KEY" in err
+        assert "--model openai:x:" in err and "❌" not in err  # no emoji code read in ":x:"
         check_model("openai:x", base_url="http://localhost:8000/v1")  # a local server needs none
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         check_model("openai:x")  # package and key present: nothing is called

@@ -188,7 +188,10 @@ def interrupted(err: Console, out: Path) -> NoReturn:
 
 def fail(err: Console, message: str, code: int = 2) -> NoReturn:
     """One line on stderr naming the problem and its fix, then exit ``code`` (2: bad input)."""
-    err.print(f"[red]error[/]: {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    # escaped, and no emoji codes: "openai:x: no key" must not print a ❌
+    err.print(f"[red]error[/]: {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
     raise typer.Exit(code)
 
 

@@ -108,9 +108,12 @@ def check_profile(profile: str) -> None:
     try:
         load_profile(profile)
     except ValueError as exc:
-        hint = _did_you_mean(profile, PROFILES)
+        named = ", ".join(PROFILES)
+        if profile in PROFILES or any(c in profile for c in "/\\.:"):  # a file or a field
+            raise PreflightError(f"{exc}; use one of {named} or a YAML file path") from None
         raise PreflightError(
-            f"{exc}; {hint}use one of {', '.join(PROFILES)} or a YAML file path"
+            f"unknown profile {profile!r}: {_did_you_mean(profile, PROFILES)}use one of {named} "
+            "or a YAML file path"
         ) from None
 
 
@@ -119,7 +122,10 @@ def check_model(spec: str, *, base_url: str | None = None) -> None:
     kind, sep, rest = spec.strip().partition(":")
     rest = rest.strip()
     if kind == "simulated":
-        check_profile(rest or "competent")
+        try:
+            check_profile(rest or "competent")
+        except PreflightError as exc:
+            raise PreflightError(f"--model {spec}: {exc}") from None
         return
     if kind == "local":
         from replan.models.local import LocalModelUnavailable, llama_available, smollm2_path
