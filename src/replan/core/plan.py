@@ -242,6 +242,27 @@ class Plan(BaseModel):
         ]
         return sorted(out, key=_id_key)
 
+    def next_wave(self, done: Iterable[str]) -> tuple[list[str], list[str]]:
+        """The next round of a frontier execution: ``(calls, settled)``.
+
+        ``done`` are the nodes that have run. Ready nodes without a tool (reasoning steps) are
+        settled first — they become done without a call, in order, until none is ready — and
+        ``calls`` are then the ready call nodes (id order): one wave, run in parallel. The
+        response node is neither settled nor called here. Every executor of plan waves (the
+        replanner loop's dispatch, the ToolMaze plan executor, the replan-point run) uses this.
+        """
+        ran = set(done)
+        settled: list[str] = []
+        while True:
+            ready = [
+                nid for nid in self.frontier(ran) if nid != RESPONSE and not self.node(nid).is_call
+            ]
+            if not ready:
+                break
+            settled += ready
+            ran.update(ready)
+        return [nid for nid in self.frontier(ran) if self.node(nid).is_call], settled
+
     # -- output -----------------------------------------------------------------------------------
     def to_pararecover(self) -> dict[str, Any]:
         return {"tasks": [n.to_pararecover() for n in self.nodes]}

@@ -217,7 +217,7 @@ def build_replan_point(
         executed, ran_tool = dict(state["executed"]), dict(state["ran_tool"])
         steps = list(state["steps"])
         done = done_ids(plan, executed, ran_tool)
-        frontier = [i for i in plan.frontier(done) if plan.node(i).is_call]
+        frontier, _ = plan.next_wave(done)
         if not frontier:
             pending = [n.id for n in plan.call_nodes if n.id not in done]
             if pending:

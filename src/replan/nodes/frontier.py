@@ -178,21 +178,6 @@ class WaveGates:
                 del self._gates[old]
 
 
-def _settle_tool_less(plan: Plan, outputs: dict[str, Any]) -> dict[str, Any]:
-    """Mark ready nodes without a tool (reasoning nodes) done, until none is ready."""
-    settled: dict[str, Any] = {}
-    while True:
-        ready = [
-            nid
-            for nid in plan.frontier({*outputs, *settled})
-            if nid != RESPONSE and not plan.node(nid).is_call
-        ]
-        if not ready:
-            return settled
-        for nid in ready:
-            settled[nid] = None
-
-
 def make_dispatch_node(
     world: World, cfg: AgentConfig, gates: WaveGates
 ) -> Callable[[AgentState], Command]:
@@ -210,9 +195,10 @@ def make_dispatch_node(
             why = last.parse_error if last is not None else "no plan"
             return Command(goto=END, update=finish(EndReason.UNPARSABLE_PLAN, error=why))
         outputs = dict(state.get("outputs") or {})
-        settled = _settle_tool_less(plan, outputs)
+        wave, tool_less = plan.next_wave(outputs)
+        settled: dict[str, Any] = dict.fromkeys(tool_less)
         outputs.update(settled)
-        calls = [plan.node(n) for n in plan.frontier(outputs) if plan.node(n).is_call]
+        calls = [plan.node(n) for n in wave]
         if not calls:
             return Command(goto="respond", update={"outputs": settled})
         rnd = (state.get("round") or 0) + 1

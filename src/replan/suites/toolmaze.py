@@ -1733,7 +1733,8 @@ def execute_plan(
     retry_perturbed: bool = False,
     stop_on_perturbation: bool = False,
 ) -> PlanExecution:
-    """Run ``plan``'s pending call nodes wave by wave (ids in order within a wave).
+    """Run ``plan``'s pending call nodes wave by wave (:meth:`Plan.next_wave`; ids in order
+    within a wave).
 
     ``done`` maps node ids already executed to their outputs (they are skipped and bound).
     With ``retry_perturbed`` a call whose response was perturbed is issued once more (the
@@ -1741,11 +1742,15 @@ def execute_plan(
     perturbed response. Stops at the first call that is not ``ok``.
     """
     out = PlanExecution(outputs=dict(done or {}))
-    for layer in plan.call_layers():
+    ran = set(out.outputs)
+    while True:
+        layer, settled = plan.next_wave(ran)
+        if not layer:
+            return out
+        ran.update(settled)
+        ran.update(layer)
         seen = dict(out.outputs)  # a wave runs in parallel: no call sees another's output
         for nid in layer:
-            if nid in out.outputs:
-                continue
             node = plan.node(nid)
             call = Call(tool=node.tool or "", args=node.args, node_id=nid)
             res = world.execute(call, seen)
@@ -1765,7 +1770,6 @@ def execute_plan(
                         out.failed, out.error = nid, res.verdict.message
                         return out
             out.outputs[nid] = res.observation
-    return out
 
 
 def _scalars(value: Any) -> list[tuple[tuple[str, ...], Any]]:
