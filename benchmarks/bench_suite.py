@@ -63,7 +63,7 @@ def main() -> None:
         "within_target": t_gen < 60,
     }
     if not args.no_synth:
-        from replan.suites.inject import generate_synth
+        from replan.suites.pararecover_synth import generate_synth
 
         t3 = time.perf_counter()
         synth = generate_synth(seed=args.seed, corpus=corpus)  # reuses the cached ToolMaze tasks

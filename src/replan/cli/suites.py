@@ -72,7 +72,7 @@ def _toolmaze_stats(seed: int) -> dict[str, Any]:
 
 
 def _synth_stats(seed: int) -> dict[str, Any]:
-    from replan.suites.inject import generate_synth, synth_stats
+    from replan.suites.pararecover_synth import generate_synth, synth_stats
 
     return {"suite": "pararecover-synth", "seed": seed, **synth_stats(generate_synth(seed=seed))}
 

@@ -159,9 +159,3 @@ def error_types_for_tag(tag: str | None) -> tuple[ErrorType, ...]:
     if e is not None:
         return (e,)
     raise ValueError(f"unknown ParaRecover error tag {t!r}")
-
-
-def canonical_tag(tag: str | None) -> str | None:
-    """One stable English label for a tag (``A|B`` when the tag covers two types)."""
-    types = error_types_for_tag(tag)
-    return "|".join(t.value for t in types) if types else None

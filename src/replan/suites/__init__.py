@@ -118,7 +118,7 @@ def load_suite(name: str, **options: Any) -> list[Task]:
             )
         tasks = load_tasks(options["path"], levels)
         return tasks[: int(limit)] if limit is not None else tasks
-    from replan.suites.inject import generate_synth
+    from replan.suites.pararecover_synth import generate_synth
 
     tasks = generate_synth(
         seed=int(options.get("seed", 0)),

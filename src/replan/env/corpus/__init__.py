@@ -17,7 +17,7 @@ from replan.env.corpus.kinds import KINDS, Kind
 from replan.env.corpus.registry import AlternativeGroup, registry
 from replan.env.world import World, WorldState
 
-DOMAIN_MODULES = ("financial", "travel", "shopping", "office", "iot", "general", "paths")
+DOMAIN_MODULES = ("financial", "travel", "shopping", "office", "iot", "general", "groups")
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from replan.core.tools import Effect, Precondition, ToolSpec
 from replan.env.corpus import load_corpus
 from replan.env.verifier import verify
 from replan.graphs.replan_point import continue_plan
-from replan.suites import inject as ij
+from replan.suites import pararecover_synth as ij
 from replan.suites import toolmaze as tm
 from replan.suites.audit import observation_error_types
 from replan.suites.pararecover import FunCall, parse_record, start_from_task

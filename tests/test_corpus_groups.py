@@ -1,4 +1,4 @@
-"""The N-N groups of ``replan.env.corpus.paths``: both chains reach the same fact."""
+"""The N-N groups of ``replan.env.corpus.groups``: both chains reach the same fact."""
 
 from __future__ import annotations
 
