@@ -83,12 +83,7 @@ def replanner_request(
     """
     from replan.core.plan import Plan
     from replan.evaluators.sde import task_tools
-    from replan.nodes.frontier import (
-        _settle_tool_less,
-        observation_record,
-        reconcile,
-        with_status,
-    )
+    from replan.nodes.frontier import observation_record, reconcile, with_status
     from replan.nodes.prompts import replanner_messages
 
     where = f"episode {episode.episode_id} (task {episode.task_id})"
@@ -113,7 +108,7 @@ def replanner_request(
             raise ValueError(f"{where}: no executable plan before replan {i}")
         while ran < pv.round:  # dispatch and run the waves up to this replan
             ran += 1
-            outputs.update(_settle_tool_less(plan, outputs))
+            outputs.update(dict.fromkeys(plan.next_wave(outputs)[1]))  # settle tool-less nodes
             for s in episode.steps:
                 explicit = s.perturbation is not None and s.perturbation.explicit
                 if s.round == ran and s.verdict.ok and not explicit and s.call.node_id:
