@@ -364,23 +364,16 @@ def run_header(cfg: RunConfig | None, outcome: Any) -> str:
     return " · ".join(parts)
 
 
-def _cell(est: Any) -> str:
-    """``0.62`` over ``[0.49, 0.73]`` (and ``n=18`` for a conditional rate)."""
-    if not isinstance(est, dict) or est.get("value") is None:
-        return "–"
-    v = est["value"]
-    text = f"{v:.2f}" if isinstance(v, float) else str(v)
-    if est.get("low") is not None and est.get("high") is not None:
-        text += f"\n[{est['low']:.2f}, {est['high']:.2f}]"
-    if est.get("eligible") is not None:
-        text += f"\nn={est['eligible']}"
-    return text
-
-
 def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
     """The designs-compared table, split into as many tables as the terminal width needs, each
     column marked with the way that is better, and a legend."""
-    from replan.runner.summary import HEADLINE, LOWER_IS_BETTER, OPTIONAL_HEADLINE, column_notes
+    from replan.runner.summary import (
+        HEADLINE,
+        LOWER_IS_BETTER,
+        OPTIONAL_HEADLINE,
+        column_notes,
+        fmt_estimate,
+    )
 
     columns = [
         c
@@ -389,7 +382,8 @@ def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console)
     ]
     columns = list(dict.fromkeys(columns))
     cells = {
-        label: {c: _cell(row.get(c)) for c in columns} | {"failed": str(row.get("failures", 0))}
+        label: {c: fmt_estimate(row.get(c), sep="\n") for c in columns}
+        | {"failed": str(row.get("failures", 0))}
         for label, row in summary.items()
     }
     columns.append("failed")

@@ -66,14 +66,15 @@ def summarize(
     return {u.label: u.row for u in units}
 
 
-def fmt_estimate(est: Any) -> str:
-    """``0.74 [0.68, 0.80]`` (or the bare value / '–')."""
+def fmt_estimate(est: Any, sep: str = " ") -> str:
+    """``0.74 [0.68, 0.80]`` (or the bare value / '–'); ``sep="\\n"`` stacks the parts, as
+    the terminal table does to stay narrow."""
     if not isinstance(est, dict) or est.get("value") is None:
         return "–"
     v = est["value"]
     text = f"{v:.2f}" if isinstance(v, float) else str(v)
     if est.get("low") is not None and est.get("high") is not None:
-        text += f" [{est['low']:.2f}, {est['high']:.2f}]"
+        text += f"{sep}[{est['low']:.2f}, {est['high']:.2f}]"
     if est.get("eligible") is not None:
-        text += f" n={est['eligible']}"
+        text += f"{sep}n={est['eligible']}"
     return text
