@@ -1,0 +1,238 @@
+"""ToolMaze-style suite: C1–C4 task DAGs built tool-first from the corpus, × {NP, P1–P4}.
+
+Generation follows ToolMaze §3.3, with deterministic code where the paper uses LLMs:
+
+1. **DAG assembly.** A task is a sequence of *units*: a fixed tool, or an alternative group
+   (``AlternativeGroup`` of the corpus: 1-1 / 1-N / N-N chains of tools). Units are chained by
+   semantic kind (``x-kind``): an input is bound to an earlier output of the same kind and a
+   compatible JSON type, written as a ``${node.field}`` reference, so data really flows; a
+   parameter that names a record a precondition checks is bound only to the output that created
+   that record. Literal inputs come from the kinds' example values (one shared rotation per task,
+   so index-aligned kinds — a city, its airport, its country — stay coherent). Levels:
+   **C1** a linear chain of fixed tools (one path); **C2** a chain with one 1-1 / 1-N group;
+   **C3** a chain with one N-N (many-to-many) group; **C4** a shared prefix fanning out into 2–3
+   branches, each holding its own group (paths multiply). Every task has a source and ends each
+   branch in an action. Sampling is domain-balanced (a primary domain per task, General tools as
+   glue, other domains where the kinds chain naturally) and penalises tools already used in the
+   level, which keeps tool sets diverse.
+2. **Solution-space enumeration.** Every combination of group chains is a valid path; each is
+   built as a concrete plan and *executed* in a clean world — a task is kept only if all paths run
+   clean. The shortest path (fewest calls, then fewest waves) is s*: ``min_calls`` = c*,
+   ``optimal_rounds`` = G (tool-call waves of s*; no response round in this suite).
+3. **Checker and query.** The checker holds what *every* valid path achieves: records created or
+   changed (fields whose values agree across paths; tool-generated ids are left out of the match
+   and must instead be stated in the answer), plus facts from the final outputs that every path
+   returns. The query is written from templates and states every literal any path needs.
+
+Each base task is crossed with the modes: the victim is chosen on s* (C1: a tool with
+downstream calls; C2–C4: the group, the first of whose tools the agent calls becomes the victim;
+C4: one branch's group). Under P2/P4 a C1 task has no path left and success means graceful
+termination. ``Task.metadata`` carries the paths (tools + plan), the victim tools, the implicit
+corruption per possible victim and ``min_calls_after_fault`` (c* for Recovery Cost, computed by
+:mod:`replan.env.recovery_cost`).
+
+The package follows these seams: :mod:`.levels` (levels, sizes, limits), :mod:`.index` (the corpus
+as the generator sees it), :mod:`.assembly` (units bound by kind and the plan builder),
+:mod:`.generator` (base tasks, enumeration, instances per mode), :mod:`.execute` (running a plan
+wave by wave), :mod:`.derive_checker` (what every valid path achieves), :mod:`.query` (the
+natural-language query); this module holds the suite itself (generation entry points, stats,
+random plans for property tests).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from replan.core.plan import Plan
+from replan.core.task import MODES, Task
+from replan.core.tools import DOMAINS
+from replan.env.corpus import Corpus, load_corpus
+from replan.env.perturb import Perturber
+from replan.suites.toolmaze.assembly import Literals, _Builder, _State
+from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
+from replan.suites.toolmaze.generator import BaseTask, Generator
+from replan.suites.toolmaze.index import _CORPORA, corpus_index
+from replan.suites.toolmaze.levels import LEVELS, PER_LEVEL, SUITE, GenerationError
+
+# ---------------------------------------------------------------------------------------------
+# the suite
+#: called as ``hook(level, done, n)`` after each base task is generated (the CLI's progress bar)
+ON_BASE_TASK: Callable[[str, int, int], None] | None = None
+
+
+@lru_cache(maxsize=32)
+def _base_level(corpus_id: int, seed: int, level: str, n: int) -> tuple[BaseTask, ...]:
+    gen = Generator(_CORPORA[corpus_id], seed)
+    uses: Counter[str] = Counter()
+    out = []
+    for i in range(n):
+        out.append(gen.base_task(level, i, uses))
+        if ON_BASE_TASK is not None:
+            ON_BASE_TASK(level, i + 1, n)
+    return tuple(out)
+
+
+def base_tasks(
+    seed: int = 0,
+    levels: Iterable[str] = LEVELS,
+    per_level: int = PER_LEVEL,
+    corpus: Corpus | None = None,
+) -> list[BaseTask]:
+    """The base tasks (``per_level`` per level), generated deterministically and cached."""
+    corpus = corpus or load_corpus()
+    _CORPORA[id(corpus)] = corpus
+    out: list[BaseTask] = []
+    for level in levels:
+        if level not in LEVELS:
+            raise ValueError(f"unknown ToolMaze level {level!r}; expected one of {LEVELS}")
+        out.extend(_base_level(id(corpus), seed, level, per_level))
+    return out
+
+
+def generate(
+    seed: int = 0,
+    levels: Iterable[str] = LEVELS,
+    modes: Iterable[str] = MODES,
+    limit: int | None = None,
+    per_level: int = PER_LEVEL,
+    corpus: Corpus | None = None,
+) -> list[Task]:
+    """The suite's task instances: base tasks of ``levels`` × ``modes`` (level-major order).
+
+    ``limit`` keeps the first ``limit`` base tasks of each level (all their modes).
+    """
+    modes = list(modes)
+    for m in modes:
+        if m not in MODES:
+            raise ValueError(f"unknown perturbation mode {m!r}; expected one of {MODES}")
+    corpus = corpus or load_corpus()
+    gen = Generator(corpus, seed)
+    n = per_level if limit is None else min(per_level, limit)
+    out: list[Task] = []
+    for level in levels:
+        for base in base_tasks(seed, [level], per_level if limit is None else n, corpus)[:n]:
+            out.extend(gen.instances(base, modes))
+    return out
+
+
+def stats(tasks: Sequence[Task]) -> dict[str, Any]:
+    """ToolMaze Table 1 figures per level, plus the instance count per mode."""
+    corpus = load_corpus()
+    out: dict[str, Any] = {
+        "levels": {},
+        "modes": dict(sorted(Counter(t.mode for t in tasks).items())),
+    }
+    bases: dict[str, dict[str, Task]] = defaultdict(dict)
+    for t in tasks:
+        bases[t.level or "?"].setdefault(t.base_id, t)
+    for level, by_base in sorted(bases.items()):
+        ts = list(by_base.values())
+        domains: Counter[str] = Counter()
+        for t in ts:
+            for d in {corpus.tools[x].domain for x in t.tools if x in corpus.tools}:
+                domains[d] += 1
+        sets = [frozenset(t.tools) for t in ts]
+        pairs = list(itertools.combinations(sets, 2))
+        jac = sum(len(a & b) / len(a | b) for a, b in pairs) / len(pairs) if pairs else 0.0
+        lengths = [t.min_calls or 0 for t in ts]
+        out["levels"][level] = {
+            "tasks": len(ts),
+            "domain_involvement": {d: domains.get(d, 0) for d in DOMAINS},
+            "mean_jaccard": round(jac, 4),
+            "avg_length": round(sum(lengths) / len(lengths), 2) if lengths else 0.0,
+            "min_length": min(lengths) if lengths else 0,
+            "max_length": max(lengths) if lengths else 0,
+            "valid_paths": sum(len(t.valid_paths) for t in ts),
+        }
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# random plans for property tests
+def random_plan(corpus: Corpus, rng: random.Random, n_calls: int, *, attempts: int = 200) -> Plan:
+    """A random valid plan of ``n_calls`` tool calls over ``corpus`` with real data flow.
+
+    Every call after the first consumes an output of an earlier call through a ``${node.field}``
+    reference; the plan verifies clean (``replan.env.verifier.verify`` with ``corpus.world()``)
+    and executes clean on ``corpus.world()``. Raises ``ValueError`` when none is found.
+    """
+    if n_calls < 1:
+        raise ValueError(f"n_calls must be at least 1, got {n_calls}")
+    from replan.env.verifier import verify
+
+    ix = corpus_index(corpus)
+    gen = Generator(corpus, 0)
+    for _ in range(attempts):
+        lit = Literals(ix, rng.randrange(10_000))
+        b = _Builder(ix, lit)
+        st = _State([], [], frozenset(), frozenset())
+        ok = True
+        for i in range(n_calls):
+            if i == 0:
+                pool = list(ix.tools)
+            else:
+                pool = sorted({c for a in st.avail for c in ix.consumers.get(a.kind, ())} - st.used)
+            rng.shuffle(pool)
+            unit = None
+            for cand in pool[:60]:
+                if ix.tools[cand].spec.group and ix.tools[cand].spec.group in st.groups_used:
+                    continue
+                link = None if i == 0 else {u.index for u in st.units}
+                unit = b.make_unit(cand, st, link)
+                if unit is not None:
+                    break
+            if unit is None:
+                ok = False
+                break
+            st = st.add(unit, ix)
+        if not ok:
+            continue
+        ids = {u.chains[0][0].key: str(i + 1) for i, u in enumerate(st.units)}
+        plan = gen._plan(st.units, {}, ids, "a random task")
+        world = corpus.world()
+        if verify(plan, corpus.tools, world):
+            continue
+        if execute_plan(plan, world).failed is None:
+            return plan
+    raise ValueError(f"no valid random plan of {n_calls} calls found in {attempts} attempts")
+
+
+def path_plans(task: Task) -> list[Plan]:
+    """The concrete plans of every valid path of a generated task (s* first)."""
+    out = []
+    for p in task.metadata.get("paths", []):
+        plan = Plan.parse(p["plan"])
+        if not isinstance(plan, Plan):
+            raise ValueError(f"task {task.task_id}: stored path plan does not parse: {plan.reason}")
+        out.append(plan)
+    return out
+
+
+def task_injector(task: Task) -> Perturber | None:
+    """The fault injector of a ToolMaze task instance (``None`` under NP)."""
+    from replan.env.perturb import injector_for
+
+    return injector_for(task)
+
+
+__all__ = [
+    "LEVELS",
+    "SUITE",
+    "BaseTask",
+    "GenerationError",
+    "Generator",
+    "PlanExecution",
+    "answer_from_outputs",
+    "base_tasks",
+    "execute_plan",
+    "generate",
+    "path_plans",
+    "random_plan",
+    "stats",
+    "task_injector",
+]

@@ -1,0 +1,88 @@
+"""Running a plan against a world, wave by wave."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from replan.core.leaves import json_leaves
+from replan.core.plan import Plan
+from replan.core.trace import Call
+from replan.env.world import ExecResult, World
+
+
+# ---------------------------------------------------------------------------------------------
+# execution of a plan against a world
+@dataclass
+class PlanExecution:
+    steps: list[tuple[str, ExecResult]] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    failed: str | None = None
+    error: str | None = None
+    perturbed: list[str] = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        return len(self.steps)
+
+
+def execute_plan(
+    plan: Plan,
+    world: World,
+    *,
+    done: Mapping[str, Any] | None = None,
+    retry_perturbed: bool = False,
+    stop_on_perturbation: bool = False,
+) -> PlanExecution:
+    """Run ``plan``'s pending call nodes wave by wave (:meth:`Plan.next_wave`; ids in order
+    within a wave).
+
+    ``done`` maps node ids already executed to their outputs (they are skipped and bound).
+    With ``retry_perturbed`` a call whose response was perturbed is issued once more (the
+    transient-fault recovery); with ``stop_on_perturbation`` execution stops right after a
+    perturbed response. Stops at the first call that is not ``ok``.
+    """
+    out = PlanExecution(outputs=dict(done or {}))
+    ran = set(out.outputs)
+    while True:
+        layer, settled = plan.next_wave(ran)
+        if not layer:
+            return out
+        ran.update(settled)
+        ran.update(layer)
+        seen = dict(out.outputs)  # a wave runs in parallel: no call sees another's output
+        for nid in layer:
+            node = plan.node(nid)
+            call = Call(tool=node.tool or "", args=node.args, node_id=nid)
+            res = world.execute(call, seen)
+            out.steps.append((nid, res))
+            if not res.ok:
+                out.failed, out.error = nid, res.verdict.message
+                return out
+            if res.perturbation is not None:
+                out.perturbed.append(nid)
+                if stop_on_perturbation:
+                    out.outputs[nid] = res.observation
+                    return out
+                if retry_perturbed:
+                    res = world.execute(call, seen)
+                    out.steps.append((nid, res))
+                    if not res.ok:
+                        out.failed, out.error = nid, res.verdict.message
+                        return out
+            out.outputs[nid] = res.observation
+
+
+def _scalars(value: Any) -> list[tuple[tuple[str, ...], Any]]:
+    """The non-null leaves of an output with their paths (arrays: their first 20 items)."""
+    return [(p, v) for p, v in json_leaves(value, max_items=20) if v is not None]
+
+
+def answer_from_outputs(outputs: Mapping[str, Any], node_ids: Iterable[str] | None = None) -> str:
+    """A plain answer stating every scalar field of the given outputs (for tests and demos)."""
+    parts = []
+    for nid in node_ids if node_ids is not None else outputs:
+        for path, v in _scalars(outputs.get(nid)):
+            parts.append(f"{'.'.join(path)}: {v}")
+    return "Done. " + "; ".join(parts)

@@ -1,0 +1,1032 @@
+"""Base tasks: DAG assembly, solution-space enumeration and the instances per mode."""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
+from replan.core.task import (
+    MODES,
+    Checker,
+    PerturbationProfile,
+    Task,
+    mode_flags,
+)
+from replan.core.tools import DOMAINS
+from replan.env.checker import check
+from replan.env.corpus import Corpus, load_corpus
+from replan.env.perturb import EXPLICIT_KINDS, ImplicitSpec, Perturber, plan_implicit
+from replan.env.recovery_cost import min_calls
+from replan.env.world import _MISSING as _MISSING_PATH
+from replan.env.world import World, WorldState, stable_seed
+from replan.suites.toolmaze.assembly import GNode, Lit, Literals, SlotOut, Unit, _Builder, _State
+from replan.suites.toolmaze.derive_checker import _derive_checker, _reportable_text, _same
+from replan.suites.toolmaze.execute import _scalars, answer_from_outputs, execute_plan
+from replan.suites.toolmaze.index import _group_kind, corpus_index
+from replan.suites.toolmaze.levels import (
+    _C4_MAX,
+    _C4_TOTAL,
+    _LENGTHS,
+    _MAX_PATHS,
+    LEVELS,
+    SUITE,
+    GenerationError,
+)
+from replan.suites.toolmaze.query import _describe, _write_query
+
+
+# ---------------------------------------------------------------------------------------------
+# base tasks
+@dataclass
+class PathRun:
+    """One path executed in a clean world."""
+
+    plan: Plan
+    tools: list[str]
+    outputs: dict[str, Any]
+    state: WorldState
+    ok: bool
+    error: str | None = None
+    failed: str | None = None  # node id of the failing call
+    failed_param: str | None = None
+
+
+@dataclass
+class BaseTask:
+    """A task before it is crossed with the perturbation modes."""
+
+    base_id: str
+    level: str
+    index: int
+    domain: str
+    query: str
+    tools: list[str]
+    world_seed: int
+    units: list[Unit]
+    paths: list[dict[str, Any]]  # {"tools", "plan", "calls", "rounds", "choice"}
+    runs: list[PathRun]
+    checker: Checker
+    facts: list[tuple[Any, str]]  # (value, 'tool:field')
+    victim_unit: int
+    victim_node: str  # s* node id of the victim (C1) or of the group's first s* tool
+    victim_tools: list[str]
+    slot: str | None
+    literals: dict[str, Any]
+    victim_field: str | None = None  # the s* victim's output field an implicit fault corrupts
+
+
+def _weighted_order(items: list[str], weights: list[float], rng: random.Random) -> list[str]:
+    keys = [(-(rng.random() ** (1.0 / max(w, 1e-9))), i) for i, w in enumerate(weights)]
+    return [items[i] for _, i in sorted(keys)]
+
+
+def _pick(table: Mapping[int, float], rng: random.Random) -> int:
+    r = rng.random() * sum(table.values())
+    for k, w in table.items():
+        r -= w
+        if r <= 0:
+            return k
+    return list(table)[-1]
+
+
+class Generator:
+    """Deterministic generator of ToolMaze-style base tasks over a corpus."""
+
+    def __init__(self, corpus: Corpus | None = None, seed: int = 0):
+        self.corpus = corpus or load_corpus()
+        self.ix = corpus_index(self.corpus)
+        self.seed = seed
+        self._initial: dict[int, WorldState] = {}
+        self._wcache: dict[tuple[str, str, bool], float] = {}
+        self._failures: Counter[str] = Counter()
+        self._global_failures: Counter[str] = Counter()
+        # bindings that made a path fail: (producer, output path, consumer, param)
+        self._bad: set[tuple[str, str, str, str]] = set()
+        self._chosen: list[str] = []
+
+    # -- weights ----------------------------------------------------------------------------------
+    def _weight(self, cand: str, domain: str, uses: Counter[str], first: bool) -> float:
+        key = (cand, domain, first)
+        w = self._wcache.get(key)
+        if w is not None:
+            return w
+        tools = list(self.ix.groups[cand[6:]].tools) if cand.startswith("group:") else [cand]
+        w = 1.0
+        for t in tools:
+            d = self.ix.tools[t].spec.domain
+            w *= 1.0 if d == domain else 0.4 if d == "General" else 0.2
+            w *= 1.0 / (1.0 + uses[t]) ** 3
+        w = w ** (1.0 / len(tools))
+        if first and not cand.startswith("group:"):
+            cat = self.ix.tools[cand].spec.category
+            w *= 2.0 if cat == "source" else 0.6 if cat == "processor" else 0.1
+        self._wcache[key] = w
+        return w
+
+    def _candidates(
+        self,
+        st: _State,
+        last: int | None,
+        groups_left: int,
+        allowed: frozenset[str],
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+    ) -> list[str]:
+        """Candidates for the next unit, in weighted random order; the groups still to place
+        come first (they are what the level is about)."""
+        if last is None:
+            pool: set[str] = set(self.ix.tools)
+            strong: set[str] = set()
+        else:
+            linkable = self._link_set(st, last)
+            kinds = {a.kind for a in st.avail if a.unit in linkable}
+            strong = kinds - self.ix.literal
+            pool = set()
+            for k in kinds:
+                pool |= self.ix.consumers.get(k, set())
+        fixed = [
+            t
+            for t in sorted(pool - st.used)
+            if (self.ix.tools[t].spec.group or "") not in st.groups_used
+        ]
+        weights = [
+            self._weight(c, domain, uses, last is None)
+            * (3.0 if strong & self.ix.in_kinds[c] else 1.0)
+            for c in fixed
+        ]
+        order = _weighted_order(fixed, weights, rng)
+        if groups_left:
+            groups = [
+                "group:" + g
+                for g in sorted(allowed)
+                if g not in st.groups_used
+                and not any(t in st.used for t in self.ix.groups[g].tools)
+            ]
+            order = groups + order
+        return order
+
+    @staticmethod
+    def _link_set(st: _State, last: int) -> set[int]:
+        """Units the next step may feed on: the last one, and the one before a group (a group
+        may end its own branch, its result reported rather than consumed)."""
+        out = {last}
+        if st.units[last].group is not None and last > 0:
+            out.add(st.units[last - 1].index)
+        return out
+
+    def _reportable(self, unit: Unit) -> bool:
+        """Whether a unit's result can be a checked fact (a number, a date, a tool-made code)."""
+        for chain in unit.chains:
+            info = self.ix.tools[chain[-1].tool]
+            if not any(
+                o.schema.get("type") in ("number", "integer")
+                or o.schema.get("format") in ("date", "date-time")
+                or (o.kind not in self.ix.literal and "enum" not in o.schema)
+                for o in info.outs
+            ):
+                return False
+        return True
+
+    def _ends_action(self, unit: Unit) -> bool:
+        return all(self.ix.tools[c[-1].tool].spec.category == "action" for c in unit.chains)
+
+    def _can_finish(self, cand: str, lo: int, hi: int) -> bool:
+        """Whether some chain of ``lo``..``hi`` more calls after ``cand`` may end in an action."""
+        if hi < 0:
+            return False
+        lo = max(lo, 0)
+        window = ((1 << (hi - lo + 1)) - 1) << lo
+        return bool(self.ix.finish.get(cand, 0) & window)
+
+    def _extend(
+        self,
+        b: _Builder,
+        st: _State,
+        last: int | None,
+        need: int,
+        room: int,
+        groups_left: int,
+        allowed: frozenset[str],
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+        branch: int,
+        width: int = 4,
+        end_action: bool = True,
+    ) -> _State | None:
+        """Depth-first growth of a linear chain: at least ``need`` and at most ``room`` more
+        calls (s* counting), ``groups_left`` of the ``allowed`` groups still to place, ending
+        in an action."""
+        if (
+            need <= 0
+            and groups_left == 0
+            and st.units
+            and (
+                self._ends_action(st.units[-1])
+                or (not end_action and self._reportable(st.units[-1]))
+            )
+        ):
+            return st
+        if room <= 0 or budget[0] <= 0:
+            return None
+        tried = 0
+        for cand in self._candidates(st, last, groups_left, allowed, domain, uses, rng):
+            if tried >= width or budget[0] <= 0:
+                break
+            is_group = cand.startswith("group:")
+            if not is_group and groups_left >= room:
+                continue
+            c0 = self.ix.groups[cand[6:]] if is_group else None
+            c_min = min(len(c) for c in c0.members) if c0 else 1
+            if end_action and not self._can_finish(cand, need - c_min, room - c_min):
+                continue
+            budget[0] -= 1
+            unit = b.make_unit(
+                cand, st, self._link_set(st, last) if last is not None else None, branch
+            )
+            if unit is None and is_group and last is not None:
+                # a group may take its inputs from any earlier step (a DAG, not a strict chain),
+                # or from literals alone (a second source that later steps join)
+                unit = b.make_unit(cand, st, {u.index for u in st.units}, branch)
+                if unit is None:
+                    unit = b.make_unit(cand, st, None, branch)
+            if unit is None:
+                continue
+            cost = unit.min_len
+            if cost > room or (room - cost) < (groups_left - is_group):
+                continue
+            tried += 1
+            res = self._extend(
+                b,
+                st.add(unit, self.ix),
+                unit.index,
+                need - cost,
+                room - cost,
+                groups_left - is_group,
+                allowed,
+                domain,
+                uses,
+                rng,
+                budget,
+                branch,
+                width,
+                end_action,
+            )
+            if res is not None:
+                return res
+        return None
+
+    # -- structure ------------------------------------------------------------------------------
+    def _structure(
+        self, level: str, domain: str, uses: Counter[str], rng: random.Random, lit: Literals
+    ) -> list[Unit] | None:
+        b = _Builder(self.ix, lit, self._bad)
+        empty = _State([], [], frozenset(), frozenset())
+        budget = [300]
+        self._wcache: dict[tuple[str, str, bool], float] = {}
+        if level in _LENGTHS:
+            target = _pick(_LENGTHS[level], rng)
+            if level == "C1":
+                allowed: frozenset[str] = frozenset()
+            else:
+                kinds = {"C2": ("1-1", "1-N"), "C3": ("N-N",)}[level]
+                gid = self._choose_group(kinds, domain, uses, rng, frozenset())
+                if gid is None:
+                    return None
+                allowed = frozenset({gid})
+            hi = max(_LENGTHS[level])
+            if not allowed:
+                st = self._extend(
+                    b, empty, None, target, hi, 0, allowed, domain, uses, rng, budget, 0
+                )
+            else:
+                st = self._grow_with_group(
+                    b, empty, None, target, hi, next(iter(allowed)), domain, uses, rng, budget, 0
+                )
+            return st.units if st else None
+        # C4: a prefix fanning out into branches, each with its own group
+        total = _pick(_C4_TOTAL, rng)
+        n_branches = 3 if total >= 12 and rng.random() < 0.6 else 2
+        prefix_len = 1 if rng.random() < 0.8 else 2
+        rest = total - prefix_len
+        sizes = [rest // n_branches] * n_branches
+        for i in range(rest - sum(sizes)):
+            sizes[i] += 1
+        if min(sizes) < 2:
+            return None
+        st = self._extend_prefix(b, empty, prefix_len, domain, uses, rng, budget)
+        if st is None:
+            return None
+        hub = st.units[-1].index
+        chosen: set[str] = set()
+        for i, size in enumerate(sizes):
+            gid = self._choose_group(("1-1", "1-N", "N-N"), domain, uses, rng, frozenset(chosen))
+            if gid is None:
+                return None
+            chosen.add(gid)
+            budget[0] = max(budget[0], 200)
+            # fan out from the hub, or (integrated later by the response) start afresh
+            start = hub if i == 0 or rng.random() < 0.5 else None
+            # some branch must end in an action; the others may end in a result to report
+            has_action = any(self._ends_action(u) for u in st.units)
+            last_branch = i == len(sizes) - 1
+            nxt = self._grow_with_group(
+                b,
+                st,
+                start,
+                size,
+                size + 2,
+                gid,
+                domain,
+                uses,
+                rng,
+                budget,
+                i + 1,
+                last_branch and not has_action,
+            )
+            if nxt is None:
+                return None
+            st = nxt
+        if sum(u.min_len for u in st.units) > _C4_MAX:
+            return None
+        return st.units
+
+    def _grow_with_group(
+        self,
+        b: _Builder,
+        st: _State,
+        last: int | None,
+        need: int,
+        room: int,
+        gid: str,
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+        branch: int,
+        end_action: bool = True,
+    ) -> _State | None:
+        """A chain that contains group ``gid``: either led by the group (fed by ``last``, by any
+        earlier step, or by literals alone) or with the group placed by the search."""
+
+        def led() -> _State | None:
+            links: list[set[int] | None] = []
+            if last is not None:  # the chain continues from ``last``: the group must feed on it
+                links.append(self._link_set(st, last))
+            else:
+                links.append(None)
+            for link in links:
+                unit = b.make_unit("group:" + gid, st, link, branch)
+                if unit is None or unit.min_len > room:
+                    continue
+                return self._extend(
+                    b,
+                    st.add(unit, self.ix),
+                    unit.index,
+                    need - unit.min_len,
+                    room - unit.min_len,
+                    0,
+                    frozenset(),
+                    domain,
+                    uses,
+                    rng,
+                    budget,
+                    branch,
+                    end_action=end_action,
+                )
+            return None
+
+        def searched() -> _State | None:
+            return self._extend(
+                b,
+                st,
+                last,
+                need,
+                room,
+                1,
+                frozenset({gid}),
+                domain,
+                uses,
+                rng,
+                budget,
+                branch,
+                end_action=end_action,
+            )
+
+        # led by the group less often: after a step, the next one may feed on either
+        first, second = (led, searched) if rng.random() < 0.35 else (searched, led)
+        return first() or second()
+
+    def _choose_group(
+        self,
+        kinds: Sequence[str],
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        exclude: frozenset[str],
+    ) -> str | None:
+        """The least-used group of one of ``kinds`` (ties: the task's domain first, then chance).
+
+        Groups that failed to fit this task, or failed often across tasks, rank lower.
+        """
+        gids = [
+            g
+            for g, grp in self.ix.groups.items()
+            if grp.kind in kinds
+            and g not in exclude
+            and self.ix.group_feasible(g)
+            and not (self._global_failures[g] >= 15 and uses["group:" + g] == 0)
+        ]
+        if not gids:
+            return None
+
+        def score(g: str) -> float:
+            doms = {self.ix.tools[t].spec.domain for t in self.ix.groups[g].tools}
+            affinity = 0.0 if domain in doms else 0.4 if "General" in doms else 0.8
+            return (
+                uses["group:" + g]
+                + 2.0 * self._failures[g]
+                + 0.5 * self._global_failures[g]
+                + affinity
+                + rng.random() * 0.6
+            )
+
+        gid = min(gids, key=score)
+        self._chosen.append(gid)
+        return gid
+
+    def _extend_prefix(
+        self,
+        b: _Builder,
+        st: _State,
+        length: int,
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+    ) -> _State | None:
+        """A linear prefix whose last unit feeds several consumers (the fan-out hub)."""
+        last: int | None = None
+        for _ in range(length):
+            found = None
+            for cand in self._candidates(st, last, 0, frozenset(), domain, uses, rng)[:30]:
+                unit = b.make_unit(cand, st, {last} if last is not None else None)
+                if unit is None:
+                    continue
+                kinds = {o.kind for o in self.ix.tools[cand].outs}
+                fan = sum(len(self.ix.consumers.get(k, ())) for k in kinds)
+                if fan < 4:
+                    continue
+                found = unit
+                break
+            if found is None:
+                return None
+            st = st.add(found, self.ix)
+            last = found.index
+        return st
+
+    # -- paths, plans, runs -------------------------------------------------------------------------
+    def _choices(self, units: list[Unit]) -> list[dict[int, int]]:
+        gunits = [u for u in units if u.group is not None]
+        combos = itertools.product(*[range(len(u.chains)) for u in gunits])
+        out = []
+        for combo in itertools.islice(combos, _MAX_PATHS):
+            out.append({u.index: c for u, c in zip(gunits, combo, strict=True)})
+        return out
+
+    @staticmethod
+    def _path_nodes(units: list[Unit], choice: Mapping[int, int]) -> list[GNode]:
+        return [n for u in units for n in u.chains[choice.get(u.index, 0)]]
+
+    def _plan(
+        self,
+        units: list[Unit],
+        choice: Mapping[int, int],
+        ids: Mapping[str, str],
+        query: str,
+    ) -> Plan:
+        nodes = [PlanNode(id=ROOT, desc=query, status="done")]
+        used_by: set[str] = set()
+        calls: list[PlanNode] = []
+        for n in self._path_nodes(units, choice):
+            args: dict[str, Any] = {}
+            deps: set[str] = set()
+            for p, v in n.args.items():
+                if isinstance(v, Lit):
+                    args[p] = v.value
+                    continue
+                if isinstance(v, SlotOut):
+                    key, path = units[v.unit].outs[choice[v.unit]]
+                else:
+                    key, path = v.node, v.path
+                src = ids[key]
+                deps.add(src)
+                args[p] = reference_text(src, *path)
+            used_by |= deps
+            calls.append(
+                PlanNode(
+                    id=ids[n.key],
+                    tool=n.tool,
+                    args=args,
+                    desc=_describe(self.ix.tools[n.tool].spec),
+                    deps=sorted(deps, key=_idnum) or [ROOT],
+                )
+            )
+        calls.sort(key=lambda x: _idnum(x.id))
+        nodes.extend(calls)
+        sinks = [c.id for c in calls if c.id not in used_by]
+        nodes.append(PlanNode(id=RESPONSE, desc="Report the results to the user.", deps=sinks))
+        return Plan.from_nodes(nodes)
+
+    def initial_state(self, world_seed: int) -> WorldState:
+        st = self._initial.get(world_seed)
+        if st is None:
+            st = self._initial[world_seed] = self.corpus.initial_state(world_seed)
+        return st
+
+    def run(self, plan: Plan, world_seed: int, version_shift: int = 0) -> PathRun:
+        """Execute ``plan`` in a clean world; ``version_shift`` starts from a later state version
+        (as if other calls had happened first), which changes every generated id."""
+        tools = [n.tool for n in plan.call_nodes if n.tool]
+        start = self.initial_state(world_seed)
+        if version_shift:
+            start = WorldState(collections=start.collections, version=start.version + version_shift)
+        world = World({t: self.corpus.tools[t] for t in tools}, start, seed=world_seed)
+        res = execute_plan(plan, world)
+        return PathRun(
+            plan=plan,
+            tools=tools,
+            outputs=res.outputs,
+            state=world.state,
+            ok=res.failed is None,
+            error=res.error,
+            failed=res.failed,
+            failed_param=res.steps[-1][1].verdict.param if res.failed else None,
+        )
+
+    # -- one base task ------------------------------------------------------------------------------
+    def base_task(self, level: str, index: int, uses: Counter[str]) -> BaseTask:
+        domain = DOMAINS[(index + LEVELS.index(level)) % len(DOMAINS)]
+        domains_present = {t.spec.domain for t in self.ix.tools.values()}
+        if domain not in domains_present:
+            domain = sorted(domains_present)[index % len(domains_present)]
+        base_id = f"{SUITE}-{level}-{index:03d}"
+        last_error = "no structure found"
+        self._failures = Counter()  # groups that did not fit this task
+        for attempt in range(160):
+            rng = random.Random(stable_seed(SUITE, self.seed, level, index, attempt))
+            lit = Literals(self.ix, rng.randrange(10_000))
+            self._chosen = []
+            units = self._structure(level, domain, uses, rng, lit)
+            if units is None:
+                self._failures.update(self._chosen)
+                self._global_failures.update(self._chosen)
+                continue
+            world_seed = stable_seed("world", self.seed, level, index) % 100_000
+            got = self._finish(base_id, level, index, domain, units, lit, world_seed, rng)
+            if isinstance(got, str):
+                last_error = got
+                self._failures.update(self._chosen)
+                continue
+            for t in got.tools:
+                uses[t] += 1
+            for u in got.units:
+                if u.group is not None:
+                    uses["group:" + u.group] += 1
+            return got
+        raise GenerationError(
+            f"{base_id}: could not build a valid {level} task from the corpus "
+            f"({len(self.ix.tools)} tools, {len(self.ix.groups)} groups); last problem: {last_error}"
+        )
+
+    def _finish(
+        self,
+        base_id: str,
+        level: str,
+        index: int,
+        domain: str,
+        units: list[Unit],
+        lit: Literals,
+        world_seed: int,
+        rng: random.Random,
+    ) -> BaseTask | str:
+        choices = self._choices(units)
+
+        # s*: fewest calls, then fewest waves (computed from a provisional numbering)
+        def key_of(ch: dict[int, int]) -> tuple:
+            nodes = self._path_nodes(units, ch)
+            ids = {n.key: str(i + 1) for i, n in enumerate(nodes)}
+            allkeys = {n.key for u in units for c in u.chains for n in c}
+            ids.update({k: f"x{i}" for i, k in enumerate(sorted(allkeys - set(ids)))})
+            p = self._plan(units, ch, ids, "")
+            return (len(nodes), p.depth, [n.tool for n in nodes])
+
+        keyed = sorted(((key_of(ch), i) for i, ch in enumerate(choices)))
+        order = [choices[i] for _, i in keyed]
+        star = order[0]
+        ids: dict[str, str] = {}
+        for n in self._path_nodes(units, star):
+            ids[n.key] = str(len(ids) + 1)
+        for u in units:
+            for c in u.chains:
+                for n in c:
+                    if n.key not in ids:
+                        ids[n.key] = str(len(ids) + 1)
+        plans = [self._plan(units, ch, ids, "") for ch in order]
+        runs = [self.run(p, world_seed) for p in plans]
+        bad = next((r for r in runs if not r.ok), None)
+        if bad is not None:
+            self._learn(bad, units, ids)
+            return f"path {bad.tools} does not run clean: {bad.error}"
+        initial = self.initial_state(world_seed)
+        literal_values = _literal_values(units)
+        effects = {t: bool(self.corpus.tools[t].effects) for r in runs for t in r.tools}
+        # s* once more from a later state version: what changes there (generated ids and what
+        # embeds them) is not something an agent that made one extra call would reproduce
+        shifted = self.run(plans[0], world_seed, version_shift=7)
+        if not shifted.ok:
+            return f"s* does not run clean after other calls: {shifted.error}"
+        checker, facts, problem = _derive_checker(
+            [*runs, shifted], initial, literal_values, effects
+        )
+        if checker is None:
+            return problem or "no checker"
+        if not checker.required_records and not checker.required_facts:
+            return "nothing checkable: no path-invariant record or fact"
+        problem = _idle_step(plans[0], effects)
+        if problem:
+            return problem
+        victims = self._victims(level, units, plans[0], rng)
+        if not victims:
+            return "no victim with downstream calls on s*"
+        best: tuple[int, tuple[int, str, list[str]], str | None, tuple[Any, str] | None] | None
+        best = None
+        for cand in victims[:4]:
+            field, extra, quality = self._sensitise(
+                runs[0], [*runs[1:], shifted], cand[1], checker, literal_values, world_seed
+            )
+            if best is None or quality > best[0]:
+                best = (quality, cand, field, extra)
+            if quality == 2:
+                break
+        assert best is not None
+        _, victim, victim_field, extra = best
+        victim_unit, victim_node, victim_tools = victim
+        slot = f"branch-{units[victim_unit].branch}" if level == "C4" else None
+        if extra is not None:
+            facts.append(extra)
+            checker = checker.model_copy(
+                update={"required_facts": [*checker.required_facts, extra[0]]}
+            )
+        query = _write_query(self.ix, units, star, plans[0], facts, checker, lit, rng)
+        plans = [p.model_copy(update={"nodes": _with_root(p, query)}) for p in plans]
+        for r, p in zip(runs, plans, strict=True):
+            r.plan = p
+        tools: list[str] = []
+        for p in plans:
+            for n in p.call_nodes:
+                if n.tool not in tools:
+                    tools.append(n.tool)  # type: ignore[arg-type]
+        paths = [
+            {
+                "tools": [n.tool for n in p.call_nodes],
+                "plan": p.to_pararecover(),
+                "calls": len(p.call_nodes),
+                "rounds": p.depth,
+                "node_ids": [n.id for n in p.call_nodes],
+            }
+            for p in plans
+        ]
+        return BaseTask(
+            base_id=base_id,
+            level=level,
+            index=index,
+            domain=domain,
+            query=query,
+            tools=tools,
+            world_seed=world_seed,
+            units=units,
+            paths=paths,
+            runs=runs,
+            checker=checker,
+            facts=facts,
+            victim_unit=victim_unit,
+            victim_node=victim_node,
+            victim_tools=victim_tools,
+            slot=slot,
+            literals={k: v for k, v in sorted(literal_values.items())},
+            victim_field=victim_field,
+        )
+
+    def _sensitise(
+        self,
+        star: PathRun,
+        others: list[PathRun],
+        victim_node: str,
+        checker: Checker,
+        literal_values: Mapping[str, Any],
+        world_seed: int,
+    ) -> tuple[str | None, tuple[Any, str] | None, int]:
+        """Pick the output field of the s* victim whose corruption matters, and if the checker
+        would not notice a blindly used corrupted value, a fact that does.
+
+        For each candidate field (consumed ones first) s* is run with that field corrupted on
+        every invocation: if the checker then fails, the field is chosen as is; else a
+        path-invariant result that changed becomes a required fact. Returns (field, fact,
+        quality): 2 the checker catches a blindly used corruption, 1 it surfaces as a later
+        call's error, 0 neither.
+        """
+        from replan.env.perturb import _field_rank, _scalar_fields, corrupt, corruptions
+
+        plan = star.plan
+        tool = plan.node(victim_node).tool or ""
+        spec = self.corpus.tools[tool]
+        clean = star.outputs.get(victim_node)
+        if not isinstance(clean, (Mapping, list)):
+            return None, None, 0
+        consumed = _consumed_fields(plan, victim_node)
+        fields = sorted(
+            _scalar_fields(clean),
+            key=lambda p: _field_rank(p, _lookup(clean, p), consumed),
+        )
+        probe = Task(task_id="probe", suite=SUITE, query="", tools=[], checker=checker)
+        literals = list(literal_values.values())
+        pool = [[v for nid in r.outputs for _, v in _scalars(r.outputs[nid])] for r in others]
+        failing: str | None = None
+        for path in fields[:8]:
+            value = _lookup(clean, path)
+            sch = spec.output_field_schema(list(path)) or {}
+            ispec = None
+            for kind, new in corruptions(value, sch, stable_seed("probe", tool)):
+                cand = ImplicitSpec(".".join(path), kind, new)
+                if new != value and spec.check_output(corrupt(clean, cand)).ok:
+                    ispec = cand
+                    break
+            if ispec is None:
+                continue
+            prof = PerturbationProfile(
+                mode="P4", victim=tool, kind=ispec.kind, field=ispec.field, sentinel=ispec.value
+            )
+            tools = [n.tool or "" for n in plan.call_nodes]
+            world = World(
+                {t: self.corpus.tools[t] for t in tools},
+                self.initial_state(world_seed),
+                seed=world_seed,
+                faults=Perturber(prof, implicit={tool: ispec}),
+            )
+            blind = execute_plan(plan, world)
+            if blind.failed is not None:
+                failing = failing or ispec.field  # the lie surfaces as a later error
+                continue
+            answer = answer_from_outputs(blind.outputs, [n.id for n in plan.call_nodes])
+            if not check(probe, world.state, answer).success:
+                return ispec.field, None, 2
+            seen_blind = [x for nid in blind.outputs for _, x in _scalars(blind.outputs[nid])]
+            for n in reversed(plan.call_nodes):
+                for p2, v in _scalars(star.outputs.get(n.id)):
+                    if any(_same(v, x) for x in seen_blind):
+                        continue  # the clean value still shows elsewhere: it would not tell
+                    got = _lookup(blind.outputs.get(n.id), p2)
+                    if _same(v, got) or isinstance(v, bool) or v in (None, ""):
+                        continue
+                    if isinstance(v, (int, float)):
+                        if abs(v) < 10:
+                            continue
+                    elif not (isinstance(v, str) and _reportable_text(v, n.tool or "", p2)):
+                        continue
+                    if any(_same(v, x) for x in literals) or not all(
+                        any(_same(v, x) for x in other) for other in pool
+                    ):
+                        continue
+                    return ispec.field, (v, f"{n.tool}:{'.'.join(p2)}"), 2
+        return failing, None, 1 if failing else 0
+
+    def _learn(self, run: PathRun, units: list[Unit], ids: Mapping[str, str]) -> None:
+        """Remember the bindings into a failing call so that later attempts avoid them."""
+        if run.failed is None:
+            return
+        by_id = {ids[n.key]: (u, n) for u in units for c in u.chains for n in c if n.key in ids}
+        node = run.plan.node(run.failed)
+        params = [run.failed_param] if run.failed_param in node.args else list(node.args)
+        for p in params:
+            v = node.args[p]
+            m = re.match(r"^\$\{([^.{}]+)\.([^{}]+)\}$", v) if isinstance(v, str) else None
+            if not m or m.group(1) not in by_id:
+                continue
+            unit, src = by_id[m.group(1)]
+            path = m.group(2)
+            if unit.group is not None and (src.key, tuple(path.split("."))) in unit.outs:
+                source = ("group:" + unit.group, _group_kind(self.ix.groups[unit.group], self.ix))
+            else:
+                source = (src.tool, path)
+            self._bad.add((source[0], source[1] or "", node.tool or "", p))
+
+    def _victims(
+        self, level: str, units: list[Unit], star: Plan, rng: random.Random
+    ) -> list[tuple[int, str, list[str]]]:
+        """Victim candidates on s*, best first: (unit, s* node id, victim tools).
+
+        C1: a call with downstream calls (non-actions first); C2–C4: a group unit, whose
+        first tool on s* is the profile's named victim.
+        """
+        if level == "C1":
+            g = star.graph()
+            cands = [
+                n for n in star.call_nodes if any(d != RESPONSE for d in nx.descendants(g, n.id))
+            ]
+            rng.shuffle(cands)
+            cands.sort(key=lambda n: self.ix.tools[n.tool or ""].spec.category == "action")
+            out = []
+            for node in cands:
+                unit = next(u.index for u in units if u.chains[0][0].tool == node.tool)
+                out.append((unit, node.id, [node.tool or ""]))
+            return out
+        gunits = [u for u in units if u.group is not None]
+        rng.shuffle(gunits)
+        star_tools = {n.tool: n.id for n in star.call_nodes}
+        out = []
+        for unit in gunits:
+            first = next(n for c in unit.chains for n in c if n.tool in star_tools)
+            out.append((unit.index, star_tools[first.tool], sorted(set(unit.tools))))
+        return out
+
+    # -- instances ----------------------------------------------------------------------------------
+    def instances(self, base: BaseTask, modes: Iterable[str] = MODES) -> list[Task]:
+        """The base task crossed with ``modes``."""
+        out = []
+        for mode in modes:
+            out.append(self._instance(base, mode))
+        return out
+
+    def _instance(self, base: BaseTask, mode: str) -> Task:
+        group = self.ix.tools[base.victim_tools[0]].spec.group if base.level != "C1" else None
+        star_plan = base.runs[0].plan
+        star_victim = star_plan.node(base.victim_node).tool or ""
+        meta: dict[str, Any] = {
+            "base_id": base.base_id,
+            "domain": base.domain,
+            "domains": sorted({self.ix.tools[t].spec.domain for t in base.tools}),
+            "paths": base.paths,
+            "victim_tools": base.victim_tools if group else [],
+            "victim_node": base.victim_node,
+            "literals": base.literals,
+            "rounds_counting": "tool-call waves (no response round)",
+        }
+        profile = None
+        checker = base.checker
+        if mode != "NP":
+            explicit, permanent = mode_flags(mode)
+            salt = stable_seed("sentinel", base.base_id, mode)
+            if explicit:
+                kind = EXPLICIT_KINDS[
+                    stable_seed("explicit", base.base_id, mode) % len(EXPLICIT_KINDS)
+                ]
+                profile = PerturbationProfile(
+                    mode=mode,
+                    victim=star_victim,
+                    group=group,
+                    kind=kind,
+                    slot=base.slot,  # type: ignore[arg-type]
+                )
+            else:
+                implicit = self._implicit_specs(base, mode)
+                meta["implicit"] = {t: s.to_dict() for t, s in implicit.items()}
+                spec = implicit[star_victim]
+                profile = PerturbationProfile(
+                    mode=mode,  # type: ignore[arg-type]
+                    victim=star_victim,
+                    group=group,
+                    kind=spec.kind,
+                    sentinel=spec.value,
+                    field=spec.field,
+                    slot=base.slot,
+                )
+            by_victim = {
+                t: min_calls(base.paths, t, self._executed_before(base, t), permanent)
+                for t in (base.victim_tools if group else [star_victim])
+            }
+            # c* for an agent that meets the fault where s* does; per possible victim below,
+            # and ``min_calls_after_fault(task, victim, executed)`` for any other history
+            meta["min_calls_after_fault"] = by_victim[star_victim]
+            meta["min_calls_after_fault_by_victim"] = by_victim
+            meta["sentinel_salt"] = salt
+            if permanent and base.level == "C1":
+                g = star_plan.graph()
+                down = nx.descendants(g, base.victim_node) - {RESPONSE}
+                checker = Checker(
+                    graceful=True,
+                    forbidden_after_failure=sorted({star_plan.node(d).tool or "" for d in down}),
+                )
+        return Task(
+            task_id=f"{base.base_id}-{mode}",
+            suite=SUITE,
+            query=base.query,
+            tools=list(base.tools),
+            level=base.level,
+            mode=mode,  # type: ignore[arg-type]
+            world_seed=base.world_seed,
+            gold_plan=base.paths[0]["plan"],
+            valid_paths=[list(p["tools"]) for p in base.paths],
+            optimal_rounds=base.paths[0]["rounds"],
+            min_calls=base.paths[0]["calls"],
+            perturbation=profile,
+            checker=checker,
+            metadata=meta,
+        )
+
+    def _executed_before(self, base: BaseTask, tool: str) -> list[str]:
+        """Tools a gold-following agent ran before first calling ``tool`` (its ancestors)."""
+        for r in base.runs:
+            node = next((n for n in r.plan.call_nodes if n.tool == tool), None)
+            if node is not None:
+                return [r.plan.node(a).tool or "" for a in r.plan.ancestors(node.id) if a != ROOT]
+        return []
+
+    def _implicit_specs(self, base: BaseTask, mode: str) -> dict[str, ImplicitSpec]:
+        out: dict[str, ImplicitSpec] = {}
+        group = base.level != "C1"
+        star_victim = base.runs[0].plan.node(base.victim_node).tool
+        tools = base.victim_tools if group else [star_victim]
+        for tool in tools:
+            for r in base.runs:
+                node = next((n for n in r.plan.call_nodes if n.tool == tool), None)
+                if node is None:
+                    continue
+                preferred = _consumed_fields(r.plan, node.id)
+                if tool == star_victim and base.victim_field:
+                    preferred = [base.victim_field, *preferred]
+                spec = plan_implicit(
+                    self.corpus.tools[tool],
+                    r.outputs[node.id],
+                    stable_seed("sentinel", base.base_id, mode, tool),
+                    preferred,
+                )
+                if spec is not None:
+                    out[tool] = spec
+                break
+        if star_victim not in out:
+            raise GenerationError(f"{base.base_id}: no implicit corruption for {star_victim}")
+        return out
+
+
+def _idle_step(plan: Plan, effects: Mapping[str, bool]) -> str | None:
+    """A call of s* that nothing needs: no dependent call, no effect, not a final call."""
+    g = plan.graph()
+    for n in plan.call_nodes:
+        succ = set(g.successors(n.id))
+        if succ and succ != {RESPONSE}:
+            continue
+        if succ == {RESPONSE}:
+            continue  # a final call: its result or effect is checked
+        if not effects.get(n.tool or ""):
+            return f"call {n.tool} feeds nothing"
+    return None
+
+
+def _with_root(plan: Plan, query: str) -> list[PlanNode]:
+    return [n.model_copy(update={"desc": query}) if n.id == ROOT else n for n in plan.nodes]
+
+
+def _idnum(node_id: str) -> tuple:
+    return (0, int(node_id)) if node_id.isdigit() else (1, node_id)
+
+
+def _lookup(value: Any, path: Sequence[str]) -> Any:
+    from replan.env.world import lookup_path
+
+    got = lookup_path(value, path)
+    return None if got is _MISSING_PATH else got
+
+
+def _consumed_fields(plan: Plan, node_id: str) -> list[str]:
+    """Dotted output paths of ``node_id`` that later nodes reference."""
+    out: list[str] = []
+    for n in plan.call_nodes:
+        for v in n.args.values():
+            ref = exact_reference(v, [node_id])
+            field = ".".join(ref.path) if ref is not None and ref.node == node_id else ""
+            if field and field not in out:
+                out.append(field)
+    return out
+
+
+def _literal_values(units: list[Unit]) -> dict[str, Any]:
+    """Every literal argument of every path, keyed ``tool.param``."""
+    out: dict[str, Any] = {}
+    for u in units:
+        for c in u.chains:
+            for n in c:
+                for p, v in n.args.items():
+                    if isinstance(v, Lit):
+                        out[f"{n.tool}.{p}"] = v.value
+    return out

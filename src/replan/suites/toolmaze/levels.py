@@ -1,0 +1,21 @@
+"""ToolMaze levels, their sizes and the generator's limits."""
+
+from __future__ import annotations
+
+SUITE = "toolmaze"
+LEVELS: tuple[str, ...] = ("C1", "C2", "C3", "C4")
+PER_LEVEL = 100
+
+#: target s* lengths (tool calls) and their weights, after ToolMaze Table 1
+_LENGTHS: dict[str, dict[int, float]] = {
+    "C1": {5: 0.72, 6: 0.2, 7: 0.08},
+    "C2": {5: 0.5, 6: 0.3, 7: 0.12, 8: 0.05, 9: 0.03},
+    "C3": {6: 0.5, 7: 0.3, 8: 0.12, 9: 0.05, 10: 0.03},
+}
+_C4_TOTAL = {9: 0.12, 10: 0.22, 11: 0.26, 12: 0.2, 13: 0.12, 14: 0.05, 15: 0.03}
+_C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
+_MAX_PATHS = 64
+
+
+class GenerationError(RuntimeError):
+    """The corpus cannot yield a task of the requested shape (names the level and index)."""
