@@ -27,6 +27,7 @@ from replan.core.task import Checker, PerturbationProfile, RequiredRecord, Task
 from replan.core.trace import Call, Episode, Perturbation, Step
 from replan.env import task_world
 from replan.env.corpus import load_corpus
+from replan.evaluators.perturbation import recovery_record, summarize_toolmaze
 from replan.evaluators.prefix import (
     PrefixRecord,
     episode_verdicts,
@@ -35,7 +36,6 @@ from replan.evaluators.prefix import (
     summarize_prefix,
     task_world_or_none,
 )
-from replan.evaluators.toolmaze import recovery_record, summarize_toolmaze
 
 ROUTE = {"origin": "LIS", "destination": "KIX", "date": "2026-12-03"}
 WHO = {"traveller_name": "Ana Silva", "contact_email": "ana@example.com"}

@@ -28,8 +28,8 @@ from collections import defaultdict
 
 import pytest
 
+from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record
-from replan.evaluators.toolmaze import recovery_record
 from replan.graphs import run_episode
 from replan.models import make_model
 from replan.models.profiles import PROFILES, override

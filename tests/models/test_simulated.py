@@ -14,8 +14,8 @@ from replan.core.taxonomy import ErrorType, VerdictCode
 from replan.core.trace import Call
 from replan.env import task_world
 from replan.env.verifier import verify
+from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record
-from replan.evaluators.toolmaze import recovery_record
 from replan.graphs import DESIGNS, run_episode
 from replan.models import SimulatedChatModel, make_model
 from replan.models.profiles import PROFILES, CompetenceProfile, FaultPolicy

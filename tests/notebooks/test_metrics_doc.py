@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from replan.core.trace import Call, Episode, Step
+from replan.evaluators.perturbation import RecoveryRecord, c_rec, composite_avg, summarize_toolmaze
 from replan.evaluators.prefix import summarize_prefix
 from replan.evaluators.sde import (
     JudgeResult,
@@ -25,7 +26,6 @@ from replan.evaluators.sde import (
     tool_use_efficiency,
 )
 from replan.evaluators.stats import mcnemar, paired_bootstrap, pass_hat_k, wilson
-from replan.evaluators.toolmaze import RecoveryRecord, c_rec, composite_avg, summarize_toolmaze
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "metrics.md"
 BLOCK = re.compile(r"```json example=(\w+)\n(.*?)```", re.S)

@@ -26,6 +26,13 @@ from typing import Any
 from replan.core.task import Task
 from replan.core.trace import Episode, is_failure
 from replan.env.world import World
+from replan.evaluators.perturbation import (
+    RecoveryRecord,
+    composite_avg,
+    recovery_record,
+    summarize_toolmaze,
+    toolmaze_feedback,
+)
 from replan.evaluators.prefix import (
     PrefixRecord,
     episode_verdicts,
@@ -54,13 +61,6 @@ from replan.evaluators.stats import (
     paired_bootstrap,
     pass_hat_k,
     wilson,
-)
-from replan.evaluators.toolmaze import (
-    RecoveryRecord,
-    composite_avg,
-    recovery_record,
-    summarize_toolmaze,
-    toolmaze_feedback,
 )
 
 __all__ = [

@@ -123,7 +123,7 @@ def toolmaze_evaluator(
     inputs: dict, outputs: dict, reference_outputs: dict
 ) -> dict[str, list[dict[str, Any]]]:
     """``toolmaze.*`` feedback of one run."""
-    from replan.evaluators.toolmaze import toolmaze_feedback
+    from replan.evaluators.perturbation import toolmaze_feedback
 
     return _results(toolmaze_feedback(_scored(inputs, outputs, reference_outputs).recovery))
 

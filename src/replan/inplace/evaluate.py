@@ -47,10 +47,10 @@ from replan.core.task import MODES, Checker, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
 from replan.env.checker import mentions
 from replan.evaluators import EpisodeScore
+from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.sde import sde_record
 from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
-from replan.evaluators.toolmaze import recovery_record
 from replan.inplace.faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.inplace.tasks import InPlaceTask, load_tasks
 from replan.inplace.wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools

@@ -28,8 +28,8 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
+from replan.evaluators.perturbation import toolmaze_feedback
 from replan.evaluators.prefix import prefix_feedback
-from replan.evaluators.toolmaze import toolmaze_feedback
 from replan.inplace.evaluate import (
     _core_task,
     _Job,

@@ -7,7 +7,7 @@ import pytest
 
 from replan.core.trace import Call, Step
 from replan.evaluators import score
-from replan.evaluators.toolmaze import (
+from replan.evaluators.perturbation import (
     RecoveryRecord,
     c_rec,
     composite_avg,
