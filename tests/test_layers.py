@@ -15,6 +15,8 @@ a literal name, and the lazy-attribute table of ``replan/__init__.py``.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -219,3 +221,13 @@ def test_the_check_sees_a_wrong_import(module: str, source: str, expected: str) 
 )
 def test_the_check_allows_a_right_import(module: str, source: str) -> None:
     assert violations_of(module, source) == []
+
+
+def test_import_replan_loads_only_the_data_model() -> None:
+    code = (
+        "import sys, replan\n"
+        "heavy = ('langgraph', 'langchain_core', 'networkx', 'replan.env.corpus')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

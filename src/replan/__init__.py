@@ -33,7 +33,8 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Heavy parts (LangGraph, the corpus) load on first use, so ``import replan`` stays cheap."""
+    """The rest loads on first use: ``import replan`` loads the data model (pydantic) and not
+    LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py`` checks it)."""
     if name in _LAZY:
         import importlib
 

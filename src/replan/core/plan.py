@@ -18,10 +18,21 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import networkx as nx
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    import networkx
+
+
+def _nx() -> Any:
+    # late: networkx takes about 0.25 s to import, and only graph operations on a plan need it
+    # (``import replan`` loads this module)
+    import networkx
+
+    return networkx
+
 
 ROOT = "root"
 RESPONSE = "response"
@@ -198,9 +209,9 @@ class Plan(BaseModel):
     def call_nodes(self) -> list[PlanNode]:
         return [n for n in self.nodes if n.is_call]
 
-    def graph(self) -> nx.DiGraph:
+    def graph(self) -> networkx.DiGraph:
         """Edges run from dependency to dependent."""
-        g = nx.DiGraph()
+        g = _nx().DiGraph()
         for n in self.nodes:
             g.add_node(n.id)
         for n in self.nodes:
@@ -209,14 +220,14 @@ class Plan(BaseModel):
         return g
 
     def ancestors(self, node_id: str) -> set[str]:
-        return nx.ancestors(self.graph(), node_id)
+        return _nx().ancestors(self.graph(), node_id)
 
     def descendants(self, node_id: str) -> set[str]:
-        return nx.descendants(self.graph(), node_id)
+        return _nx().descendants(self.graph(), node_id)
 
     def layers(self) -> list[list[str]]:
         """Topological generations of the whole DAG (root first), ids sorted within a layer."""
-        return [sorted(layer, key=_id_key) for layer in nx.topological_generations(self.graph())]
+        return [sorted(layer, key=_id_key) for layer in _nx().topological_generations(self.graph())]
 
     def call_layers(self) -> list[list[str]]:
         """Waves of tool calls if every call ran as early as its deps allow."""
@@ -535,13 +546,13 @@ def _validate(nodes: list[PlanNode], thought: str) -> Plan | ParseFailure:
         )
     if not any(n.id not in (ROOT, RESPONSE) or n.is_call for n in nodes):
         return ParseFailure(code="no_tasks", reason="the plan has no task nodes", thought=thought)
-    g = nx.DiGraph()
+    g = _nx().DiGraph()
     g.add_nodes_from(seen)
     for n in nodes:
         g.add_edges_from((d, n.id) for d in n.deps)
     try:
-        cycle = nx.find_cycle(g)
-    except nx.NetworkXNoCycle:
+        cycle = _nx().find_cycle(g)
+    except _nx().NetworkXNoCycle:
         cycle = None
     if cycle:
         path = " -> ".join([e[0] for e in cycle] + [cycle[-1][1]])
