@@ -8,6 +8,7 @@ Episodes with nothing running.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from replan.core import Call, Episode, ParseFailure, Plan, PlanNode, Step, ToolSpec, Verdict
@@ -36,8 +37,6 @@ def __getattr__(name: str) -> Any:
     """The rest loads on first use: ``import replan`` loads the data model (pydantic) and not
     LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py`` checks it)."""
     if name in _LAZY:
-        import importlib
-
         mod, attr = _LAZY[name]
         return getattr(importlib.import_module(mod), attr)
     raise AttributeError(f"module 'replan' has no attribute {name!r}")

@@ -15,6 +15,7 @@ def task_world(task: Task, faults: FaultInjector | None = None, corpus: Any = No
     world, as used when replaying a trace (recorded perturbations already say which calls failed).
     """
     if corpus is None:
+        # late: the corpus loads only when no corpus is given (env modules import this package)
         from replan.env.corpus import load_corpus
 
         corpus = load_corpus()

@@ -38,6 +38,7 @@ from typing import Any
 from replan.core.task import PerturbationProfile, Task, mode_flags
 from replan.core.tools import ToolSpec
 from replan.core.trace import Perturbation
+from replan.env.corpus import load_corpus
 from replan.env.world import lookup_path, stable_seed
 
 #: Explicit fault kinds, in the order the generator draws from.
@@ -344,8 +345,6 @@ def injector_for(task: Task, corpus: Any = None) -> Perturber | None:
         group_tools = list(task.metadata.get("victim_tools") or [])
         if not group_tools:
             if corpus is None:
-                from replan.env.corpus import load_corpus
-
                 corpus = load_corpus()
             grp = corpus.groups.get(prof.group)
             if grp is None:

@@ -35,6 +35,10 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
+from replan.evaluators import score_one, score_records
+from replan.evaluators.perturbation import toolmaze_feedback
+from replan.evaluators.prefix import prefix_feedback
+from replan.evaluators.sde import SDEJudge, sde_feedback
 from replan.evaluators.stats import N_BOOT, Feedback
 
 FEEDBACK_KEYS: dict[str, str] = {
@@ -105,8 +109,6 @@ def _results(feedback: Sequence[Feedback]) -> dict[str, list[dict[str, Any]]]:
 
 
 def _scored(inputs: Any, outputs: Any, reference_outputs: Any, judge: Any = None) -> Any:
-    from replan.evaluators import score_one
-
     return score_one(episode_of(outputs), task_of(inputs, reference_outputs), judge=judge)
 
 
@@ -114,7 +116,6 @@ def prefix_evaluator(
     inputs: dict, outputs: dict, reference_outputs: dict
 ) -> dict[str, list[dict[str, Any]]]:
     """``prefix.*`` feedback of one run (replayed against the task's world)."""
-    from replan.evaluators.prefix import prefix_feedback
 
     return _results(prefix_feedback(_scored(inputs, outputs, reference_outputs).prefix))
 
@@ -123,7 +124,6 @@ def toolmaze_evaluator(
     inputs: dict, outputs: dict, reference_outputs: dict
 ) -> dict[str, list[dict[str, Any]]]:
     """``toolmaze.*`` feedback of one run."""
-    from replan.evaluators.perturbation import toolmaze_feedback
 
     return _results(toolmaze_feedback(_scored(inputs, outputs, reference_outputs).recovery))
 
@@ -132,7 +132,6 @@ def sde_evaluator(
     inputs: dict, outputs: dict, reference_outputs: dict
 ) -> dict[str, list[dict[str, Any]]]:
     """``sde.*`` script and sde-auto feedback of one run (no judge)."""
-    from replan.evaluators.sde import sde_feedback
 
     return _results(sde_feedback(_scored(inputs, outputs, reference_outputs).sde))
 
@@ -141,7 +140,6 @@ def make_sde_judge_evaluator(
     model: Any, *, attempts: int = 3, wait_s: float = 0.5
 ) -> Callable[[dict, dict, dict], dict[str, list[dict[str, Any]]]]:
     """An evaluator adding the 13 LLM-judged SDE items (and the dimensions) with ``model``."""
-    from replan.evaluators.sde import SDEJudge, sde_feedback
 
     judge = SDEJudge(model, attempts=attempts, wait_s=wait_s)
 
@@ -179,8 +177,6 @@ def _summary_result(key: str, est: Mapping[str, Any]) -> dict[str, Any] | None:
 def _aggregate(
     inputs: Sequence[dict], outputs: Sequence[dict], reference_outputs: Sequence[dict]
 ) -> dict[str, Any]:
-    from replan.evaluators import score_one, score_records
-
     scores = [
         score_one(episode_of(o), task_of(i, r))
         for i, o, r in zip(inputs, outputs, reference_outputs, strict=True)

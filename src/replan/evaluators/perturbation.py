@@ -57,8 +57,9 @@ from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
+from replan.env.corpus import load_corpus
 from replan.env.recovery_cost import min_calls_after_fault
-from replan.evaluators.prefix import first_perturbed
+from replan.evaluators.prefix import episode_verdicts, first_perturbed, resolve_success
 from replan.evaluators.stats import (
     N_BOOT,
     Estimate,
@@ -197,8 +198,6 @@ def _group_members(group: str | None, victim: str, corpus: Any) -> set[str]:
     if group is None:
         return members
     if corpus is None:
-        from replan.env.corpus import load_corpus
-
         corpus = load_corpus()
     grp = corpus.groups.get(group)
     if grp is not None:
@@ -284,8 +283,6 @@ def recovery_record(
     )
     level = task.level if task is not None else episode.metadata.get("level")
     if success is None and episode.success is None and task is not None:
-        from replan.evaluators.prefix import episode_verdicts, resolve_success
-
         success = resolve_success(episode, task, episode_verdicts(episode, task)[2])
     succ = bool(episode.success if success is None else success)
     if ctx is None or pert is None:

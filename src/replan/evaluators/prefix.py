@@ -42,7 +42,9 @@ import numpy as np
 
 from replan.core.task import Task
 from replan.core.trace import Episode, Verdict
+from replan.env import task_world
 from replan.env.checker import check
+from replan.env.replay import replay
 from replan.env.world import World, WorldState
 from replan.evaluators.stats import N_BOOT, Feedback, bootstrap_mean, wilson
 
@@ -85,7 +87,6 @@ def episode_verdicts(
     are not in the corpus, returns the recorded verdicts with source ``"recorded"``; a recorded
     environment fault (timeout, empty result) counts as executable.
     """
-    from replan.env.replay import replay
 
     if world is None and task is not None:
         world = task_world_or_none(task)
@@ -103,7 +104,6 @@ def episode_verdicts(
 
 def task_world_or_none(task: Task) -> World | None:
     """The task's world, or ``None`` when its tools are not in the corpus."""
-    from replan.env import task_world
 
     try:
         return task_world(task)

@@ -83,6 +83,10 @@ from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode, PlanVersion, Step
 from replan.core.wire import format_observation, render_tools
+from replan.env.corpus import load_corpus
+from replan.env.replay import replay
+from replan.env.verifier import textual_references, verify
+from replan.evaluators.prefix import task_world_or_none
 from replan.evaluators.stats import (
     N_BOOT,
     Feedback,
@@ -206,7 +210,6 @@ def select_replan(episode: Episode) -> int | None:
 def task_tools(task: Task | None, episode: Episode | None = None) -> dict[str, ToolSpec]:
     """Tool specs for a task: corpus tools it names, plus a ParaRecover ``tool_list`` carried in
     ``task.metadata`` (``tool_list``). Without a task: corpus tools the episode uses."""
-    from replan.env.corpus import load_corpus
 
     corpus = load_corpus()
     out: dict[str, ToolSpec] = {}
@@ -307,8 +310,6 @@ def tool_use_efficiency(
 # ----------------------------------------------------------------------------------------------
 # sde-auto
 def _pending_findings(ctx: ReplanContext) -> list[Any] | None:
-    from replan.env.verifier import verify
-
     if not isinstance(ctx.parsed, Plan) or not ctx.tools:
         return None
     world = _world_before(ctx)
@@ -320,8 +321,6 @@ def _world_before(ctx: ReplanContext) -> Any:
     """The task's world in the state the replan's pending nodes will run in (or ``None``)."""
     if ctx.task is None:
         return None
-    from replan.env.replay import replay
-    from replan.evaluators.prefix import task_world_or_none
 
     world = task_world_or_none(ctx.task)
     if world is None:
@@ -412,8 +411,6 @@ def _faulty_nodes(ctx: ReplanContext) -> tuple[set[str], set[str]]:
         s.call.node_id for s in ctx.failed_steps if s.call.node_id and s.verdict.code.is_agent_error
     }
     if ctx.prev_plan is not None and ctx.tools:
-        from replan.env.verifier import verify
-
         for f in verify(ctx.prev_plan, ctx.tools):
             node = ctx.prev_plan.get(f.node)
             if f.severity == "error" and node is not None and node.status != "done":
@@ -469,8 +466,6 @@ def auto_e1(ctx: ReplanContext) -> tuple[float | None, str]:
 
 
 def _equivalents(tool: str, tools: Mapping[str, ToolSpec]) -> set[str]:
-    from replan.env.corpus import load_corpus
-
     corpus = load_corpus()
     out = {tool}
     spec = tools.get(tool) or corpus.tools.get(tool)
@@ -514,7 +509,6 @@ def auto_e3(ctx: ReplanContext) -> tuple[float | None, str]:
 def named_nodes(thought: str, plan: Plan) -> set[str]:
     """Plan nodes the thought names: by id (``node 3``, ``task 2.1``, ``3的``, ``${3...}``) or
     by the node's tool name when that tool occurs once in the plan."""
-    from replan.env.verifier import textual_references
 
     ids = plan.ids
     found = textual_references(thought, ids)
@@ -707,6 +701,7 @@ def judge_inputs(ctx: ReplanContext) -> str:
 
 def judge_messages(group: str, ctx: ReplanContext) -> list[Any]:
     """System + human messages for one dimension group."""
+    # late: scoring loads no LangChain; only a judge that calls a model needs messages
     from langchain_core.messages import HumanMessage, SystemMessage
 
     _, anchors = RUBRIC[group]
@@ -757,6 +752,7 @@ class SDEJudge:
         return self._runnables[group]
 
     def _ask(self, group: str, messages: list[Any]) -> tuple[BaseModel, int]:
+        # late: only a judge that calls a model retries
         from tenacity import (
             Retrying,
             retry_if_exception_type,

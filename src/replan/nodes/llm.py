@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -115,8 +116,6 @@ def retry_after_s(exc: BaseException) -> float | None:
         except ValueError:
             pass
         try:  # an HTTP date
-            from email.utils import parsedate_to_datetime
-
             when = parsedate_to_datetime(str(value))
             return max(0.0, when.timestamp() - time.time())
         except (TypeError, ValueError, IndexError, OverflowError):

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from replan.core.task import Task
+from replan.core.task import MODES, Task
 
 #: the pinned version and full-suite content digest of each generated suite (see ``suite_digest``)
 VERSIONS_FILE = Path(__file__).with_name("versions.json")
@@ -98,7 +98,7 @@ def load_suite(name: str, **options: Any) -> list[Task]:
     levels = _norm(options.get("levels"))
     limit = options.get("limit")
     if name == "toolmaze":
-        from replan.core.task import MODES
+        # late: a suite's module (and what it generates from) loads only when that suite is asked for
         from replan.suites.toolmaze import LEVELS, PER_LEVEL, generate
 
         return generate(
@@ -109,6 +109,7 @@ def load_suite(name: str, **options: Any) -> list[Task]:
             per_level=int(options.get("per_level", PER_LEVEL)),
         )
     if name == "pararecover":
+        # late: a suite's module (and what it generates from) loads only when that suite is asked for
         from replan.suites.pararecover import load_tasks
 
         if "path" not in options:
@@ -118,6 +119,7 @@ def load_suite(name: str, **options: Any) -> list[Task]:
             )
         tasks = load_tasks(options["path"], levels)
         return tasks[: int(limit)] if limit is not None else tasks
+    # late: a suite's module (and what it generates from) loads only when that suite is asked for
     from replan.suites.pararecover_synth import generate_synth
 
     tasks = generate_synth(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,12 +33,14 @@ from replan.core.plan import ParseFailure, Plan
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType, error_types_for_tag
 from replan.core.tools import ToolSpec
+from replan.env.corpus import load_corpus
 from replan.env.simulators import (
     DeterministicSimulator,
     ToolSimulator,
     WorldSimulator,
     result_failed,
 )
+from replan.env.world import World, WorldState
 
 
 class FunCall(BaseModel):
@@ -360,8 +363,6 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
         )
         return start_from_instance(inst)
     if corpus is None:
-        from replan.env.corpus import load_corpus
-
         corpus = load_corpus()
     ok = meta.get("executed_ok") or {}
     bindings = meta.get("bindings") or {}
@@ -391,9 +392,6 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
 def default_simulator(start: ReplanStart, seed: int = 0) -> ToolSimulator:
     """The world for synth instances, the deterministic simulator for dataset instances."""
     if start.task is not None:
-        from replan.env.corpus import load_corpus
-        from replan.env.world import World, WorldState
-
         task, corpus = start.task, load_corpus()
         state = task.metadata.get("state_after_history")
         world = World(
@@ -460,7 +458,6 @@ def load_tasks(
     A line that cannot be read is skipped with a warning naming its file and line (the rest of
     the file still loads); with ``strict`` it raises ``ValueError`` instead.
     """
-    import warnings
 
     p = Path(path)
     if not p.exists():

@@ -26,15 +26,20 @@ import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import Any
+
+import networkx as nx
 
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call
+from replan.env.corpus import load_corpus
 from replan.env.verifier import orders_state
 from replan.env.world import World, WorldState, stable_seed
+from replan.suites.toolmaze import generate
 
 SUITE = "pararecover-synth"
 
@@ -367,8 +372,6 @@ def _tool_name_error(plan, cands, tools, rng, ct):
 
 
 def _similar(a: str, b: str) -> float:
-    from difflib import SequenceMatcher
-
     return SequenceMatcher(None, a, b).ratio()
 
 
@@ -459,7 +462,6 @@ def _toolcall_redundancy(plan, cands, tools, rng, _ct):
 def _dependence_error(plan, cands, tools, rng, _ct):
     ids = plan.ids
     g = plan.graph()
-    import networkx as nx
 
     for m in cands:
         used = sorted(d for d in m.deps if d in _referenced(m, ids))
@@ -545,8 +547,6 @@ def _parallelism_error(plan, cands, tools, rng, _ct):
 
 
 def _serial_error(plan, cands, tools, rng, _ct):
-    import networkx as nx
-
     g = plan.graph()
     for m in cands:
         anc = nx.ancestors(g, m.id)
@@ -821,8 +821,6 @@ def generate_synth(
     Each error-type slot takes the next base task (in a seeded order) that has a place for it;
     a slot no task can host is dropped (``stats`` reports the realised counts).
     """
-    from replan.env.corpus import load_corpus
-    from replan.suites.toolmaze import generate
 
     corpus = corpus or load_corpus()
     bases = generate(seed=toolmaze_seed, modes=["NP"], corpus=corpus)
@@ -968,8 +966,6 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
     :func:`replan.suites.pararecover.parse_record` reads them back.
     """
     if corpus is None:
-        from replan.env.corpus import load_corpus
-
         corpus = load_corpus()
     out = []
     for i, t in enumerate(tasks, start=1):

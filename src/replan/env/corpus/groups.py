@@ -18,6 +18,7 @@ from replan.env.corpus.kinds import (
     CURRENCY,
     DATE,
     EMAIL,
+    KINDS,
     PERSON,
     TEMPERATURE,
     TIME,
@@ -152,8 +153,6 @@ def _supplier_by_number(ctx: ToolContext, number: str, param: str) -> str:
 
 
 def _known_vendors() -> list[str]:
-    from replan.env.corpus.kinds import KINDS
-
     return list(KINDS[VENDOR].examples)
 
 
@@ -790,8 +789,6 @@ alternatives(
 
 # == IoT: the day's high at a home weather station ==============================================
 def _station(param: str, name: str) -> str:
-    from replan.env.corpus.kinds import KINDS
-
     for st in KINDS[STATION].examples:
         if st.lower() == name.strip().lower():
             return st
@@ -832,8 +829,6 @@ def netatmo_get_stations(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
     returns=s.obj({"max_temp": s.number("degrees C", TEMPERATURE), "scale": s.enum(["1day"])}),
 )
 def netatmo_get_measure(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    from replan.env.corpus.kinds import KINDS
-
     st = next(
         (
             x
@@ -856,8 +851,6 @@ def netatmo_get_measure(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
     returns=s.obj({"stations": s.array(s.obj({"station_id": s.integer("", WEATHERLINK_STATION)}))}),
 )
 def weatherlink_stations(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    from replan.env.corpus.kinds import KINDS
-
     st = _station("station_label", args["station_label"])
     return {"stations": [{"station_id": 71000 + list(KINDS[STATION].examples).index(st)}]}
 
@@ -876,8 +869,6 @@ def weatherlink_stations(args: dict[str, Any], ctx: ToolContext) -> dict[str, An
     returns=s.obj({"temp_out_hi": s.number("", TEMPERATURE), "units": s.string()}),
 )
 def weatherlink_daily_summary(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    from replan.env.corpus.kinds import KINDS
-
     names = list(KINDS[STATION].examples)
     i = args["station_id"] - 71000
     if not 0 <= i < len(names):

@@ -52,7 +52,8 @@ from replan.core.plan import Plan
 from replan.core.task import MODES, Task
 from replan.core.tools import DOMAINS
 from replan.env.corpus import Corpus, load_corpus
-from replan.env.perturb import Perturber
+from replan.env.perturb import Perturber, injector_for
+from replan.env.verifier import verify
 from replan.suites.toolmaze.assembly import Literals, _Builder, _State
 from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
 from replan.suites.toolmaze.generator import BaseTask, Generator
@@ -163,7 +164,6 @@ def random_plan(corpus: Corpus, rng: random.Random, n_calls: int, *, attempts: i
     """
     if n_calls < 1:
         raise ValueError(f"n_calls must be at least 1, got {n_calls}")
-    from replan.env.verifier import verify
 
     ix = corpus_index(corpus)
     gen = Generator(corpus, 0)
@@ -215,7 +215,6 @@ def path_plans(task: Task) -> list[Plan]:
 
 def task_injector(task: Task) -> Perturber | None:
     """The fault injector of a ToolMaze task instance (``None`` under NP)."""
-    from replan.env.perturb import injector_for
 
     return injector_for(task)
 

@@ -23,10 +23,19 @@ from replan.core.task import (
 from replan.core.tools import DOMAINS
 from replan.env.checker import check
 from replan.env.corpus import Corpus, load_corpus
-from replan.env.perturb import EXPLICIT_KINDS, ImplicitSpec, Perturber, plan_implicit
+from replan.env.perturb import (
+    EXPLICIT_KINDS,
+    ImplicitSpec,
+    Perturber,
+    _field_rank,
+    _scalar_fields,
+    corrupt,
+    corruptions,
+    plan_implicit,
+)
 from replan.env.recovery_cost import min_calls
 from replan.env.world import _MISSING as _MISSING_PATH
-from replan.env.world import World, WorldState, stable_seed
+from replan.env.world import World, WorldState, lookup_path, stable_seed
 from replan.suites.toolmaze.assembly import GNode, Lit, Literals, SlotOut, Unit, _Builder, _State
 from replan.suites.toolmaze.derive_checker import _derive_checker, _reportable_text, _same
 from replan.suites.toolmaze.execute import _scalars, answer_from_outputs, execute_plan
@@ -746,7 +755,6 @@ class Generator:
         quality): 2 the checker catches a blindly used corruption, 1 it surfaces as a later
         call's error, 0 neither.
         """
-        from replan.env.perturb import _field_rank, _scalar_fields, corrupt, corruptions
 
         plan = star.plan
         tool = plan.node(victim_node).tool or ""
@@ -1002,8 +1010,6 @@ def _idnum(node_id: str) -> tuple:
 
 
 def _lookup(value: Any, path: Sequence[str]) -> Any:
-    from replan.env.world import lookup_path
-
     got = lookup_path(value, path)
     return None if got is _MISSING_PATH else got
 
