@@ -113,23 +113,30 @@ def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
 
     from replan.models.local import plan_grammar
 
-    text = plan_grammar(["search_flights", "quote_flight"])
+    text = plan_grammar(["search_flights", "quote_flight"], max_calls=3)
     rules = dict(line.split(" ::= ", 1) for line in text.splitlines())
-    assert rules["root"] == '"{" space thought-kv "," space tasks-kv "}" space'
-    assert rules["tasks"].startswith('"[" space zroot "," space tasks-item')
-    assert rules["tasks"].endswith('"," space zresp "]" space')
-    assert rules["tasks-item-name"] == '"\\"search_flights\\"" | "\\"quote_flight\\""'
-    assert '"\\"root\\""' in rules["zroot-id"] and '"\\"response\\""' in rules["zresp-id"]
+    assert rules["tasks"] == (
+        '"[" space rootnode "," space call1 "," space '
+        '(resp1 | call2 "," space (resp2 | call3 "," space resp3)) "]" space'
+    )
+    # call k depends on root or earlier calls; the response only on calls that exist
+    assert rules["dep1"] == '("\\"root\\"") space'
+    assert rules["dep3"] == '("\\"root\\"" | "\\"1\\"" | "\\"2\\"") space'
+    assert rules["rdep2"] == '("\\"1\\"" | "\\"2\\"") space'
+    assert '"\\"2\\""' in rules["call2"] and '"\\"response\\""' in rules["resp2"]
+    assert rules["name"] == '"\\"search_flights\\"" | "\\"quote_flight\\""'
     LlamaGrammar.from_string(text, verbose=False)  # llama.cpp accepts it
 
 
-#: instances of the slow comparison: one NP instance per level C1, C2 (the benchmark
-#: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice; on two CPU cores
-#: SmolLM2 takes minutes per episode, so the test keeps to what fits in about 10 minutes)
-SLOW_SLICE = ("toolmaze-C1-000-NP", "toolmaze-C2-000-NP")
+#: the slow comparison's instance: one NP instance (the benchmark
+#: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice). SmolLM2 on two shared CPU
+#: cores took 65-111 s per episode here (a 2k-token prompt per turn), so the test keeps to the
+#: four designs on one instance, about 5-10 minutes.
+SLOW_SLICE = ("toolmaze-C1-000-NP",)
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_smollm2_compares_the_designs_with_usable_plans_and_calls(tmp_path) -> None:
     """Grammar-constrained decoding: at least 90% of SmolLM2's plans parse as DAGs and 90% of
     its tool calls name a listed tool with an argument object, on every design."""

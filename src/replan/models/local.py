@@ -84,84 +84,72 @@ PLAN_SCHEMA: dict[str, Any] = {
     "required": ["thought", "tasks"],
 }
 
-_ID = {"type": "string", "pattern": "^[1-9][0-9]?$"}
-_DEP = {"type": "string", "pattern": "^(root|[1-9][0-9]?)$"}
-
 
 def plan_grammar(tool_names: Sequence[str], max_calls: int = 8) -> str:
     """A GBNF grammar whose every sentence is a well-formed ParaRecover DAG text.
 
-    ``{"thought": ..., "tasks": [root, 1..max_calls call nodes, response]}``: the root node
-    first, the response node last, call nodes naming a listed tool (when ``tool_names`` is
-    given), numeric ids, dependencies that are ``root`` or numeric ids. JSON schema alone cannot
-    say "this element first, that one last", so the grammar is llama.cpp's conversion of the
-    node schemas with the task list's rule rewritten. What the grammar cannot force (ids that
-    are unique, dependencies on existing nodes, no cycle) stays the model's job, and a plan that
-    gets it wrong is recorded as unparsable.
+    ``{"thought": ..., "tasks": [root, call 1, ..., call n, response]}`` with ``n`` from 1 to
+    ``max_calls``: call ``k`` has id ``"k"``, names a listed tool (when ``tool_names`` is given)
+    and depends on ``root`` or earlier calls; the response depends on calls that exist. So the
+    plan always parses as a DAG (ids unique, dependencies known, no cycle); which tools, which
+    arguments and which dependencies are the model's own. JSON schema cannot say "this element
+    first, that one last, ids in order", so the grammar is composed from llama.cpp's conversion
+    of the field schemas.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    text = {"type": "string", "maxLength": 40}
-    call = {
+    fields = {
         "type": "object",
         "properties": {
-            "id": _ID,
+            "thought": {"type": "string", "maxLength": 160},
             "name": {"enum": list(tool_names)}
             if tool_names
             else {"type": "string", "maxLength": 48},
             "para": {"type": "object", "additionalProperties": _SCALAR},
-            "desc": text,
-            "dep": {"type": "array", "items": _DEP, "minItems": 1, "maxItems": 4},
-            "status": {"type": "boolean"},
+            "desc": {"type": "string", "maxLength": 40},
         },
-        "required": ["id", "name", "para", "desc", "dep", "status"],
+        "required": ["thought", "name", "para", "desc"],
     }
-    root = {
-        "type": "object",
-        "properties": {
-            "id": {"const": "root"},
-            "desc": text,
-            "dep": {"type": "array", "maxItems": 0},
-            "status": {"const": True},
-        },
-        "required": ["id", "desc", "dep", "status"],
-    }
-    resp = {
-        "type": "object",
-        "properties": {
-            "id": {"const": "response"},
-            "desc": text,
-            "dep": {"type": "array", "items": _DEP, "minItems": 1, "maxItems": max_calls},
-            "status": {"const": False},
-        },
-        "required": ["id", "desc", "dep", "status"],
-    }
-    schema = {
-        "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": 160},
-            "tasks": {"type": "array", "items": call, "minItems": 1, "maxItems": max_calls},
-            "zroot": root,
-            "zresp": resp,
-        },
-        "required": ["thought", "tasks", "zroot", "zresp"],
-    }
-    rules = json_schema_to_gbnf(
-        json.dumps(schema), prop_order=["thought", "tasks", "zroot", "zresp"]
-    ).splitlines()
-    out = []
-    for line in rules:
-        name, _, rhs = line.partition(" ::= ")
-        if name == "root":
-            rhs = '"{" space thought-kv "," space tasks-kv "}" space'
-        elif name == "tasks":
-            rhs = rhs.replace('"[" space tasks-item', '"[" space zroot "," space tasks-item', 1)
-            cut = rhs.rfind('"]" space')
-            rhs = rhs[:cut] + '"," space zresp "]" space'
-        elif name == "zroot-dep-kv":
-            rhs = '"\\"dep\\"" space ":" space "[" space "]" space'
-        out.append(f"{name} ::= {rhs}")
-    return "\n".join(out)
+    rules = [
+        line
+        for line in json_schema_to_gbnf(json.dumps(fields)).splitlines()
+        if not line.startswith(("root ::=", "thought-kv ::=", "name-kv ::=", "para-kv ::="))
+        and not line.startswith("desc-kv ::=")
+    ]
+
+    def key(k: str) -> str:
+        return f'"\\"{k}\\"" space ":" space'
+
+    def ids(n: int) -> str:
+        return " | ".join(f'"\\"{i}\\""' for i in range(1, n + 1))
+
+    out = [
+        f'root ::= "{{" space {key("thought")} thought "," space {key("tasks")} tasks "}}" space',
+        f'rootnode ::= "{{" space {key("id")} "\\"root\\"" space "," space {key("desc")} desc '
+        f'"," space {key("dep")} "[" space "]" space "," space {key("status")} "true" space '
+        '"}" space',
+    ]
+    for k in range(1, max_calls + 1):
+        dep = '"\\"root\\""' + (" | " + ids(k - 1) if k > 1 else "")
+        out.append(f"dep{k} ::= ({dep}) space")
+        out.append(
+            f'call{k} ::= "{{" space {key("id")} "\\"{k}\\"" space "," space {key("name")} '
+            f'name "," space {key("para")} para "," space {key("desc")} desc "," space '
+            f'{key("dep")} "[" space dep{k} ("," space dep{k})? ("," space dep{k})? "]" space '
+            f'"," space {key("status")} "false" space "}}" space'
+        )
+        out.append(f"rdep{k} ::= ({ids(k)}) space")
+        out.append(
+            f'resp{k} ::= "{{" space {key("id")} "\\"response\\"" space "," space '
+            f'{key("desc")} desc "," space {key("dep")} "[" space rdep{k} '
+            f'("," space rdep{k})? ("," space rdep{k})? ("," space rdep{k})? "]" space "," '
+            f'space {key("status")} "false" space "}}" space'
+        )
+    tail = f"resp{max_calls}"
+    for k in range(max_calls - 1, 0, -1):
+        tail = f'(resp{k} | call{k + 1} "," space {tail})'
+    out.append(f'tasks ::= "[" space rootnode "," space call1 "," space {tail} "]" space')
+    return "\n".join([*out, *rules])
 
 
 _TOOL_PROTOCOL = (
