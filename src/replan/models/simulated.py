@@ -85,6 +85,7 @@ from replan.core.plan import (
     PlanNode,
     exact_reference,
     iter_references,
+    reference_text,
 )
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
@@ -161,7 +162,7 @@ def rewrite_refs(value: Any, mapping: Mapping[str, str], ids: Iterable[str]) -> 
         for nid in known:
             if body == nid or body.startswith(nid + "."):
                 new = mapping.get(nid, nid)
-                return "${" + new + body[len(nid) :] + "}"
+                return reference_text(new + body[len(nid) :])
         return m.group(0)
 
     if isinstance(value, str):
@@ -798,7 +799,7 @@ class _Turn:
                         (pth for pth, kk in value_fields(prev_spec.returns) if kk == k), None
                     )
                     if hit:
-                        val = "${" + ".".join((prev_id, *hit)) + "}"
+                        val = reference_text(prev_id, *hit)
                 if val is None and k:
                     i = used.get(k, 0)
                     src = pool.get(k) or []
@@ -815,7 +816,7 @@ class _Turn:
                             else None
                         )
                         if hit:
-                            val = "${" + ".".join((n.id, *hit)) + "}"
+                            val = reference_text(n.id, *hit)
                             break
                 if val is None and k:
                     i = used.get(k, 0)
@@ -1134,7 +1135,7 @@ class _Turn:
                     else None
                 )
                 if hit:
-                    val = "${" + ".".join((n.id, *hit)) + "}"
+                    val = reference_text(n.id, *hit)
                     break
             if val is _NONE:
                 val = self.view.labelled(spec, p)
@@ -1764,7 +1765,7 @@ def _remap_by_kind(
             if new_spec.output_field_schema(ref.path) is None:
                 return None
             hit = tuple(ref.path)
-        out[k] = "${" + ".".join((new, *hit)) + "}"
+        out[k] = reference_text(new, *hit)
     return out
 
 

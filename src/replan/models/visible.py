@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode
+from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode, reference_text
 from replan.core.tools import ToolSpec
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -368,7 +368,7 @@ class _Writer:
                     nid = self.add(prod, near, depth + 1)
                     hit = _hit(pspec, kind)
                     if nid is not None and hit is not None:
-                        return "${" + ".".join((nid, *hit)) + "}"
+                        return reference_text(nid, *hit)
         return _NONE
 
     def _latest(self, nodes: Sequence[PlanNode], kind: str) -> str | None:
@@ -378,7 +378,7 @@ class _Writer:
             for path, k in reversed(value_fields(prod.returns)) if prod is not None else ():
                 if k != kind:
                     continue
-                ref = "${" + ".".join((n.id, *path)) + "}"
+                ref = reference_text(n.id, *path)
                 if "0" not in path:
                     return ref
                 fallback = fallback or ref
