@@ -54,13 +54,11 @@ def build_graph(
     design: str,
     model: BaseChatModel,
     world: World,
-    task: Task | None = None,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """Compile ``design`` for ``model`` over ``world`` (``task`` is accepted for symmetry with
-    :func:`run_episode`; the query comes in the graph input)."""
+    """Compile ``design`` for ``model`` over ``world`` (the query comes in the graph input)."""
     if design not in _BUILDERS:
         raise ValueError(f"unknown agent design {design!r}; choose one of {', '.join(DESIGNS)}")
     return _BUILDERS[design](model, world, config or AgentConfig(), checkpointer=checkpointer)
@@ -148,7 +146,7 @@ def _prepare(
         world = task_world(task, faults)
     elif faults is not None:
         raise ValueError("give the faults to the World you pass (World(..., faults=...))")
-    graph = build_graph(design, model, world, task, cfg, checkpointer=checkpointer)
+    graph = build_graph(design, model, world, cfg, checkpointer=checkpointer)
     if checkpointer is not None and thread_id is None:
         thread_id = uuid.uuid4().hex
     run_cfg = runnable_config(cfg, thread_id)

@@ -141,9 +141,7 @@ def make_reviser_node(model: BaseChatModel, cfg: AgentConfig) -> Node:
             return late
         plans = state.get("plans") or []
         last = plans[-1]
-        messages = revision_messages(
-            state["plan_messages"], last.text, last.findings, hint=cfg.hint
-        )
+        messages = revision_messages(state["plan_messages"], last.text, last.findings)
         try:
             text, parsed, reply = request_plan(model, messages, cfg)
         except ModelCallError as exc:

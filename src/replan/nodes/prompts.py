@@ -97,10 +97,10 @@ def revision_messages(
     previous: Sequence[BaseMessage],
     plan_text: str,
     findings: Sequence[Finding],
-    *,
-    hint: bool = False,
 ) -> list[BaseMessage]:
-    """Ask the planner to revise its plan after the verifier's findings."""
+    """Ask the planner to revise its plan after the verifier's findings (the failure hint, when
+    the run uses it, is already in the planning request's system message that ``previous``
+    starts with)."""
     base = list(previous)
     base[0] = _system("revise", str(base[0].content).split("\n", 1)[1], hint=False)
     return [

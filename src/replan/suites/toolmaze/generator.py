@@ -333,7 +333,7 @@ class Generator:
             sizes[i] += 1
         if min(sizes) < 2:
             return None
-        st = self._extend_prefix(b, empty, prefix_len, domain, uses, rng, budget)
+        st = self._extend_prefix(b, empty, prefix_len, domain, uses, rng)
         if st is None:
             return None
         hub = st.units[-1].index
@@ -482,7 +482,6 @@ class Generator:
         domain: str,
         uses: Counter[str],
         rng: random.Random,
-        budget: list[int],
     ) -> _State | None:
         """A linear prefix whose last unit feeds several consumers (the fan-out hub)."""
         last: int | None = None
