@@ -130,8 +130,8 @@ def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
 
 #: the slow comparison's instance: one NP instance (the benchmark
 #: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice). SmolLM2 on two shared CPU
-#: cores took 65-111 s per episode here (a 2k-token prompt per turn), so the test keeps to the
-#: four designs on one instance, about 5-10 minutes.
+#: cores took 65-190 s per episode here (a 2k-token prompt per turn; 7.5 minutes for the four
+#: designs), so the test keeps to the four designs on one instance.
 SLOW_SLICE = ("toolmaze-C1-000-NP",)
 
 
