@@ -109,7 +109,7 @@ def run_slice(
     wall = time.perf_counter() - t0
     with ResultsStore(out) as store:
         episodes = store.episodes()
-        tools_of = {t.task_id: list(t.tools) for t in store.tasks()}
+        tools_of = {t.task_id: list(t.tools) for t in store.tasks().values()}
     return summarize(out), usable(episodes, tools_of), wall
 
 

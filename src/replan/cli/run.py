@@ -281,6 +281,14 @@ def finish(
         f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}",
         highlight=False,
     )
+    cells = getattr(outcome, "cells", None) or {}
+    if cfg is not None and cfg.limit is not None and cells:
+        console.print(
+            f"--limit {cfg.limit} covers {len(cells)} level/mode cell(s), tasks per cell: "
+            + ", ".join(f"{k} {v}" for k, v in cells.items()),
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         return {
             "experiment": outcome.experiment_id,
