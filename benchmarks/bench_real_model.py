@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from replan.report.summary import summarize
 from replan.runner.core import DEFAULT_DESIGNS, RunConfig, arun
 from replan.runner.store import ResultsStore
-from replan.runner.summary import summarize
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")
 

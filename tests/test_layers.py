@@ -168,21 +168,9 @@ def test_every_part_has_a_layer() -> None:
     assert parts - {"__init__", "py"} <= set(RANK), sorted(parts - set(RANK))
 
 
-#: imports that break the rules today and are being moved (issue 14); each entry names the file
-#: and the module it imports. The list only shrinks: an entry that no longer occurs fails too.
-PENDING = {
-    ("runner/summary.py", "replan.report.data"),
-}
-
-
 def test_imports_follow_the_layers() -> None:
     found = all_violations()
-    pairs = {(v.split(":")[0], v.split(" imports ")[1].split(":")[0]) for v in found}
-    new = [
-        v for v in found if (v.split(":")[0], v.split(" imports ")[1].split(":")[0]) not in PENDING
-    ]
-    assert not new, "\n".join(new)
-    assert pairs >= PENDING, f"moved already, drop from PENDING: {sorted(PENDING - pairs)}"
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
+from replan.report.summary import summarize
 from replan.runner.core import (
     DEFAULT_DESIGNS,
     DEFAULT_EPISODE_TIMEOUT_S,
@@ -23,7 +24,6 @@ from replan.runner.core import (
     arun,
 )
 from replan.runner.store import ResultsStore
-from replan.runner.summary import summarize
 
 
 @dataclass

@@ -174,8 +174,8 @@ def test_run_summary_and_score_agree_on_the_same_episodes(tmp_path):
     success rate and are left out of E5, TER and the invalid-DAG rate."""
     from replan.core.trace import EndReason
     from replan.evaluators import score_one
+    from replan.report.summary import summarize
     from replan.runner.store import ResultsStore
-    from replan.runner.summary import summarize
 
     eps, tasks = _pararecover_runs()
     failed = [e for e in eps if e.end_reason is EndReason.MODEL_ERROR]

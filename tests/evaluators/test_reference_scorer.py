@@ -272,7 +272,7 @@ def test_every_episode_agrees_with_the_reference(stored: Path) -> None:
 
 def test_every_design_agrees_with_the_reference(stored: Path) -> None:
     from replan.evaluators import score
-    from replan.runner.summary import summarize
+    from replan.report.summary import summarize
 
     tasks, eps, _ = _read(stored)
     summary = summarize(stored)

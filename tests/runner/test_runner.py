@@ -381,7 +381,7 @@ def test_rerun_with_nothing_to_do_reuses_report_and_summary(tmp_path):
     # a rerun that runs nothing must neither rebuild the report nor re-score the episodes
     env = {**os.environ, "CI": "1"}
     probe = (
-        "import os, sys, replan.runner.summary as s, replan.report as r\n"
+        "import os, sys, replan.report.summary as s, replan.report as r\n"
         "def no(*a, **k): raise SystemExit('re-scored although nothing changed')\n"
         "s.summarize = no; r.write_report = no\n"
         "from replan.cli import app\n"

@@ -325,8 +325,8 @@ def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], b
     neither the store nor the selection changed since it was written."""
     import hashlib
 
+    from replan.report.summary import summarize
     from replan.runner.store import ResultsStore
-    from replan.runner.summary import summarize
 
     with ResultsStore(out) as store:
         state = store.fingerprint()
@@ -353,9 +353,8 @@ def scoring_code_stamp() -> list[Any]:
     import replan
 
     root = Path(replan.__file__).parent
-    files = [root / "runner" / "summary.py"]
-    for sub in ("core", "evaluators", "report"):
-        files += sorted((root / sub).rglob("*.py"))
+    parts = ("core", "evaluators", "report")
+    files = [f for sub in parts for f in sorted((root / sub).rglob("*.py"))]
     return [[str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
 
 
@@ -375,7 +374,7 @@ def run_header(cfg: RunConfig | None, outcome: Any) -> str:
 def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
     """The designs-compared table, split into as many tables as the terminal width needs, each
     column marked with the way that is better, and a legend."""
-    from replan.runner.summary import (
+    from replan.report.summary import (
         HEADLINE,
         LOWER_IS_BETTER,
         OPTIONAL_HEADLINE,

@@ -8,6 +8,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from replan.report.data import build_units, key_of, open_store
+
 #: columns of the terminal table, always shown (keys of the report's summary row); the share
 #: of zero-call runs stands beside TER, which counts such runs as clean
 HEADLINE: tuple[str, ...] = ("TSR", "PRR", "RC", "TER", "0-call", "AUC-PEC", "RR", "calls")
@@ -55,8 +57,6 @@ def summarize(
     """``{label: {metric: estimate, "failures": n, ...}}``; label is the design (or
     ``design · model`` when the store holds several models). ``keys`` keeps only those episodes
     (a run's own selection; default: every episode in the store)."""
-    from replan.report.data import build_units, key_of, open_store
-
     with open_store(out_dir) as store:
         episodes = store.episodes()
         if keys is not None:
