@@ -334,6 +334,16 @@ def test_provider_model_checked_without_calling_it(tmp_path, monkeypatch):
         check_model("openai:x", base_url="http://localhost:8000/v1")  # a local server needs none
         monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
         check_model("openai:x")  # package and key present: nothing is called
+        err = _one_line_exit_2(
+            "run",
+            "--out",
+            str(tmp_path / "t"),
+            "--model",
+            "openai:x",
+            env={"OPENAI_API_KEY": "sk-test", "REPLAN_MODEL_TIMEOUT": "soon"},
+        )
+        assert "REPLAN_MODEL_TIMEOUT='soon' is not a number of seconds" in err, err
+        assert not (tmp_path / "t" / "results.sqlite").exists()
     real = importlib.util.find_spec
 
     def without(*names: str):

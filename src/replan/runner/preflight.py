@@ -40,39 +40,39 @@ CREDENTIALS: dict[str, str] = {
     "together": "TOGETHER_API_KEY",
 }
 
-#: ``--filter`` levels per suite (modes NP, P1–P4 apply to every suite)
-FILTER_LEVELS: dict[str, tuple[str, ...]] = {"toolmaze": ("C1", "C2", "C3", "C4")}
-
-
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean {close[0]!r}? " if close else ""
 
 
 def check_suite(suite: str, path: str | Path | None = None) -> None:
-    """The suite exists, and a suite that needs a data file has one that exists."""
-    from replan.suites import list_suites
+    """The suite exists, and a suite that needs a data file (option ``path``) has one that
+    exists; a suite needing another option is run from Python (``replan.run(suite_options=...)``).
+    """
+    from replan.suites import SUITES
 
-    known = {s["name"]: s for s in list_suites()}
-    if suite not in known:
+    known = SUITES.find(suite)
+    if known is None:
+        names = SUITES.names()
         raise PreflightError(
-            f"unknown suite {suite!r}: {_did_you_mean(suite, known)}"
-            f"choose one of {', '.join(known)} (`replan suites list`)"
+            f"unknown suite {suite!r}: {_did_you_mean(suite, names)}"
+            f"choose one of {', '.join(names)} (`replan suites list`)"
         )
-    if known[suite]["requires"] == "path":
+    for opt in known.requires:
+        help_ = f" ({known.requires_help})" if known.requires_help else ""
+        if opt != "path":
+            raise PreflightError(f"--suite {suite} needs the option {opt}=...{help_}")
         if path is None:
-            raise PreflightError(
-                f"--suite {suite} needs --path FILE_OR_DIR (a ParaRecover .jsonl file or directory;"
-                " the bundled sample is src/replan/samples/pararecover-sample, or fetch the data "
-                "with `replan data pararecover --dest DIR`)"
-            )
+            raise PreflightError(f"--suite {suite} needs --path FILE_OR_DIR{help_}")
         if not Path(path).exists():
             raise PreflightError(f"--path {path}: no such file or directory")
 
 
 def check_filter(suite: str, tokens: Sequence[str]) -> list[str]:
     """The ``--filter`` tokens, upper-cased; each must be a level of the suite or a mode."""
-    levels = FILTER_LEVELS.get(suite, ())
+    from replan.suites import get_suite
+
+    levels = get_suite(suite).levels
     out = []
     for tok in tokens:
         t = tok.strip().upper()
@@ -88,16 +88,17 @@ def check_filter(suite: str, tokens: Sequence[str]) -> list[str]:
 
 
 def check_designs(designs: Sequence[str]) -> None:
-    """Every design is a built-in one (a user agent comes with ``--agent module:function``)."""
-    from replan.runner.core import DEFAULT_DESIGNS as DESIGNS  # = replan.graphs.DESIGNS, lighter
+    """Every design is a registered one (a user agent comes with ``--agent module:function``)."""
+    from replan.graphs import design_names
 
+    known = design_names()
     if not designs:
-        raise PreflightError(f"--agents is empty: choose from {', '.join(DESIGNS)}")
+        raise PreflightError(f"--agents is empty: choose from {', '.join(known)}")
     for d in designs:
-        if d not in DESIGNS:
+        if d not in known:
             raise PreflightError(
-                f"unknown design {d!r} in --agents: {_did_you_mean(d, DESIGNS)}choose from "
-                f"{', '.join(DESIGNS)} (or pass your own with --agent module:function)"
+                f"unknown design {d!r} in --agents: {_did_you_mean(d, known)}choose from "
+                f"{', '.join(known)} (or pass your own with --agent module:function)"
             )
 
 
@@ -169,6 +170,12 @@ def check_model(spec: str, *, base_url: str | None = None) -> None:
     if var and not os.environ.get(var) and not (base_url and kind == "openai"):
         extra = " (or --base-url URL for an OpenAI-compatible server)" if kind == "openai" else ""
         raise PreflightError(f"--model {spec}: no API key; set {var} in the environment{extra}")
+    from replan.models.providers import default_timeout
+
+    try:  # a bad $REPLAN_MODEL_TIMEOUT would otherwise fail every episode, one by one
+        default_timeout()
+    except ValueError as exc:
+        raise PreflightError(f"--model {spec}: {exc}") from None
 
 
 def _langchain_providers() -> set[str]:
