@@ -2,11 +2,11 @@
 
 Layers, lowest first: ``core`` (with ``samples``, data) ← ``env`` ← {``models``, ``suites``,
 ``evaluators``, ``nodes``} (peers: none imports another) ← ``graphs`` ← ``runner`` ← ``report`` ←
-the Python API (``replan/__init__.py``, ``replan/api.py``) and ``inplace`` ← ``cli``. The fault
-engine of ``inplace`` (``inplace/faults.py``, ``inplace/wrapper.py``) is the exception inside
-``inplace``: it imports only ``core`` and ``env`` (and LangChain), so the middleware and the wrapper
-stay usable without the runner. ``core``, ``env`` and ``evaluators`` never load LangGraph: a saved
-trace is scored with nothing running.
+the Python API (``replan/__init__.py``, ``replan/api.py``) and ``inplace`` ← ``cli``. The one tool
+wrapper and its fault schedules (``env/tool_wrapper.py``, ``env/tool_faults.py``) live in ``env``,
+so our graphs and ``inplace`` both build on them and they stay usable without the runner.
+``core``, ``env`` and ``evaluators`` never load LangGraph: a saved trace is scored with nothing
+running.
 
 Every import counts: module level, function-local, ``importlib.import_module("replan....")`` with
 a literal name, and the lazy-attribute table of ``replan/__init__.py``.
@@ -42,9 +42,6 @@ RANK = {
 }
 #: parts of one layer never import each other, except these (the API exposes ``inplace``)
 PEER_EXCEPTIONS = {("api", "inplace")}
-#: modules of ``inplace`` that are the fault engine: they may import only these parts of replan
-FAULT_ENGINE = {"inplace.faults", "inplace.wrapper"}
-FAULT_ENGINE_MAY_IMPORT = {"core", "env", "samples"}
 #: parts that never import LangGraph
 NO_LANGGRAPH = {"core", "env", "evaluators", "samples"}
 
@@ -138,11 +135,7 @@ def violations_of(module: str, source: str) -> list[str]:
             continue
         tmod = target.removeprefix("replan.")
         tlayer = layer_of(tmod)
-        if own == "inplace" and module in FAULT_ENGINE:
-            engine = ".".join(tmod.split(".")[:2]) in FAULT_ENGINE
-            if not engine and tlayer not in FAULT_ENGINE_MAY_IMPORT:
-                out.append(f"{where}: the fault engine imports only core, env and itself")
-        elif tlayer == own:
+        if tlayer == own:
             continue
         elif tlayer not in RANK:
             out.append(f"{where}: {tlayer!r} has no layer (add it to RANK)")
@@ -184,8 +177,9 @@ def test_imports_follow_the_layers() -> None:
         ("runner.x", "from replan import run\n", "below api"),
         ("core.x", "import importlib\nimportlib.import_module('replan.graphs')\n", "below graphs"),
         ("env.x", "from langgraph.graph import StateGraph\n", "never loads LangGraph"),
-        ("inplace.faults", "from replan.evaluators import score\n", "the fault engine"),
-        ("inplace.wrapper", "from replan.inplace.evaluate import x\n", "the fault engine"),
+        ("env.tool_faults", "from replan.evaluators import score\n", "env (layer 1) is below"),
+        ("env.tool_wrapper", "from replan.inplace.evaluate import x\n", "below inplace"),
+        ("env.tool_wrapper", "from replan.nodes.events import emit\n", "below nodes"),
         ("inplace.evaluate", "from replan.api import run\n", "inplace and api are peers"),
         ("__init__", '_LAZY = {"x": ("replan.cli.run", "x")}\n', "below cli"),
     ],
@@ -199,7 +193,10 @@ def test_the_check_sees_a_wrong_import(module: str, source: str, expected: str) 
     ("module", "source"),
     [
         ("graphs.x", "from replan.nodes.llm import x\nfrom replan.env.world import World\n"),
-        ("inplace.wrapper", "from replan.inplace.faults import x\nfrom replan.env import world\n"),
+        (
+            "env.tool_wrapper",
+            "from replan.env.tool_faults import x\nfrom replan.env import world\n",
+        ),
         ("inplace.evaluate", "from replan.runner.store import x\n"),
         ("cli.run", "from replan.api import run\nfrom replan.inplace import x\n"),
         ("api", "from replan.report import write_report\nfrom replan.inplace import x\n"),

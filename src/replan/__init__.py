@@ -29,7 +29,7 @@ _LAZY = {
     "run_episode": ("replan.graphs", "run_episode"),
     "FaultInjectionMiddleware": ("replan.inplace.middleware", "FaultInjectionMiddleware"),
     "evaluate_in_place": ("replan.inplace.evaluate", "evaluate_in_place"),
-    "wrap_tools": ("replan.inplace.wrapper", "wrap_tools"),
+    "wrap_tools": ("replan.env.tool_wrapper", "wrap_tools"),
 }
 
 

@@ -13,13 +13,13 @@ from langgraph.prebuilt import ToolNode
 from replan.core.trace import Episode
 from replan.env import task_world
 from replan.env.replay import replay
-from replan.nodes.tools import Recorder, tool_args_schema, world_tools
+from replan.nodes.tools import tool_args_schema, world_session, world_tools
 
 
 def _tools(task):
     world = task_world(task)
-    recorder = Recorder()
-    return world, recorder, {t.name: t for t in world_tools(world, recorder)}
+    session = world_session(world, commit=True)
+    return world, session, {t.name: t for t in world_tools(world, session)}
 
 
 def _has_x_key(value) -> bool:
@@ -43,7 +43,7 @@ def test_one_tool_per_spec_with_the_specs_schema(travel_task):
 
 
 def test_invalid_calls_reach_the_world_and_are_recorded(travel_task):
-    world, recorder, tools = _tools(travel_task)
+    world, session, tools = _tools(travel_task)
     bad = [
         ({"flight_id": "FL-LISKIX-20261203-1", "seats": 2}, "unknown_param", "seats"),
         ({"passengers": 2}, "missing_param", "flight_id"),
@@ -53,13 +53,13 @@ def test_invalid_calls_reach_the_world_and_are_recorded(travel_task):
     for args, code, _ in bad:
         out = json.loads(tools["quote_flight"].invoke(args))
         assert out["error"] == code
-    assert [s.verdict.code.value for s in recorder.steps] == [c for _, c, _ in bad]
-    assert [s.verdict.param for s in recorder.steps] == [p for _, _, p in bad]
+    assert [s.verdict.code.value for s in session.steps] == [c for _, c, _ in bad]
+    assert [s.verdict.param for s in session.steps] == [p for _, _, p in bad]
     assert world.state == world.initial_state  # an invalid call changes no state
 
 
 def test_a_valid_call_changes_the_world_and_keeps_the_tool_call_id(travel_task):
-    world, recorder, tools = _tools(travel_task)
+    world, session, tools = _tools(travel_task)
     msg = tools["quote_flight"].invoke(
         {
             "name": "quote_flight",
@@ -71,7 +71,7 @@ def test_a_valid_call_changes_the_world_and_keeps_the_tool_call_id(travel_task):
     assert msg.tool_call_id == "call-7"
     out = json.loads(msg.content)
     assert world.state.get("flight_quotes", out["quote_id"])["status"] == "open"
-    (step,) = recorder.steps
+    (step,) = session.steps
     assert step.call.call_id == "call-7" and step.verdict.ok and step.observation == out
 
     async def call_async():
@@ -85,11 +85,11 @@ def test_a_valid_call_changes_the_world_and_keeps_the_tool_call_id(travel_task):
         )
 
     asyncio.run(call_async())
-    assert [s.call.call_id for s in recorder.steps] == ["call-7", "call-8"]
+    assert [s.call.call_id for s in session.steps] == ["call-7", "call-8"]
 
 
 def test_parallel_calls_are_safe_and_replay_exactly(travel_task):
-    world, recorder, tools = _tools(travel_task)
+    world, session, tools = _tools(travel_task)
     flights = [f"FL-LISKIX-202612{d:02d}-{i}" for d in range(1, 7) for i in (1, 2, 3)]
 
     def quote(fid):
@@ -98,18 +98,18 @@ def test_parallel_calls_are_safe_and_replay_exactly(travel_task):
     with ThreadPoolExecutor(max_workers=8) as pool:
         ids = list(pool.map(quote, flights))
     assert len(set(ids)) == len(flights)
-    assert [s.index for s in recorder.steps] == list(range(len(flights)))
+    assert [s.index for s in session.steps] == list(range(len(flights)))
     assert world.state.version == len(flights)
     assert all(world.state.get("flight_quotes", q)["status"] == "open" for q in ids)
     # the recorded order is the order the world changed in: a replay reproduces the state
-    episode = Episode(episode_id="e", task_id=travel_task.task_id, steps=recorder.steps)
+    episode = Episode(episode_id="e", task_id=travel_task.task_id, steps=session.steps)
     rep = replay(episode, task_world(travel_task))
     assert all(v.ok for v in rep.verdicts)
     assert rep.final_state.collections == world.state.collections
 
 
 def test_tool_node_runs_world_tools_in_parallel(travel_task):
-    _, recorder, tools = _tools(travel_task)
+    _, session, tools = _tools(travel_task)
     graph = (
         StateGraph(MessagesState)
         .add_node("tools", ToolNode(list(tools.values())))
@@ -127,5 +127,5 @@ def test_tool_node_runs_world_tools_in_parallel(travel_task):
     ]
     result = graph.invoke({"messages": [AIMessage(content="", tool_calls=calls)]})
     assert [m.tool_call_id for m in result["messages"][1:]] == ["c0", "c1", "c2", "c3"]
-    assert sorted(s.call.call_id for s in recorder.steps) == ["c0", "c1", "c2", "c3"]
-    assert all(s.verdict.ok for s in recorder.steps)
+    assert sorted(s.call.call_id for s in session.steps) == ["c0", "c1", "c2", "c3"]
+    assert all(s.verdict.ok for s in session.steps)

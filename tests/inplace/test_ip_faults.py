@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 from pydantic import BaseModel, Field
 
-from replan.inplace.faults import (
+from replan.env.tool_faults import (
     ANY_TOOL,
     FaultSchedule,
     InjectedTimeout,

@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from replan.core.taxonomy import VerdictCode
 from replan.core.trace import Call
+from replan.env.tool_wrapper import FaultSession, activate, check_call
 from replan.inplace import (
     FaultInjectionMiddleware,
     FaultSchedule,
@@ -25,7 +26,6 @@ from replan.inplace import (
     ScriptedToolModel,
     wrap_tools,
 )
-from replan.inplace.wrapper import FaultSession, activate, check_call
 
 NAMES = tuple(t.name for t in shop.TOOLS)
 ASK = "What do Ada's open orders (ada@example.com) total in EUR?"
@@ -194,12 +194,12 @@ def test_the_wrapper_works_on_replans_own_corpus_tools() -> None:
     invalid calls are judged by the tool's schema, and a P1 fault is injected before the world."""
     from replan.env.corpus import load_corpus
     from replan.env.world import World
-    from replan.nodes.tools import Recorder, world_tools
+    from replan.nodes.tools import world_session, world_tools
 
     corpus = load_corpus()
     names = ["get_default_payment_method", "buy_now"]
     world = World({n: corpus.tools[n] for n in names}, corpus.initial_state(0), seed=0)
-    recorder = Recorder()
+    recorder = world_session(world, commit=True)
     base = {t.name: t for t in world_tools(world, recorder)}
     spec = world.tools["get_default_payment_method"]
     sched = FaultSchedule(
@@ -210,9 +210,9 @@ def test_the_wrapper_works_on_replans_own_corpus_tools() -> None:
     args = {"customer_id": "cus_Bt5yU1cJd6"}
     first = tool_.invoke({"name": spec.name, "args": args, "id": "1", "type": "tool_call"})
     assert first.status == "error" and "503" in first.content
-    assert len(recorder) == 0  # the fault came first: the world never ran
+    assert len(recorder.steps) == 0  # the fault came first: the world never ran
     second = tool_.invoke({"name": spec.name, "args": args, "id": "2", "type": "tool_call"})
-    assert second.status == "success" and len(recorder) == 1
+    assert second.status == "success" and len(recorder.steps) == 1
     bad = tool_.invoke(
         {"name": spec.name, "args": {"customer": "x"}, "id": "3", "type": "tool_call"}
     )
@@ -225,8 +225,8 @@ def test_the_wrapper_works_on_replans_own_corpus_tools() -> None:
 
 def test_public_names() -> None:
     import replan
+    from replan.env.tool_wrapper import wrap_tools as wt
     from replan.inplace.evaluate import evaluate_in_place
-    from replan.inplace.wrapper import wrap_tools as wt
 
     assert replan.FaultInjectionMiddleware is FaultInjectionMiddleware
     assert replan.evaluate_in_place is evaluate_in_place and replan.wrap_tools is wt

@@ -2,8 +2,9 @@
 ``messages`` state — on a task and get a scored Episode, with no change to the user's graph.
 
 The user's factory ``make_agent(tools, model)`` receives the episode's world tools
-(:func:`replan.nodes.tools.world_tools`); every call the agent makes through them executes in
-the world and is recorded by the tools themselves. After the run, the agent's messages supply
+(:func:`replan.nodes.tools.world_tools`); every call the agent makes through them runs through
+the one tool wrapper's session — judged by the world, fault-injected, executed and recorded —
+exactly as our own designs' calls do. After the run, the agent's messages supply
 what the tools cannot see: the round of each call (the model turn that issued it), calls to
 tools that do not exist (a ``ToolNode`` answers those itself; they are recorded with verdict
 ``unknown_tool``) and calls whose arguments were not valid JSON.
@@ -30,7 +31,7 @@ from replan.nodes.config import AgentConfig
 from replan.nodes.executor import text_of
 from replan.nodes.llm import describe_error, model_label, usage_of
 from replan.nodes.state import add_usage
-from replan.nodes.tools import Recorder, call_from_tool_call, world_tools
+from replan.nodes.tools import call_from_tool_call, world_session, world_tools
 
 AgentFactory = Callable[[list[BaseTool], BaseChatModel], Any]
 
@@ -139,8 +140,8 @@ def run_compiled_agent(
         world = task_world(task, faults)
     elif faults is not None:
         raise ValueError("give the faults to the World you pass (World(..., faults=...))")
-    recorder = Recorder(max_steps=cfg.max_steps)
-    tools = world_tools(world, recorder)
+    session = world_session(world, commit=True, max_steps=cfg.max_steps)
+    tools = world_tools(world, session)
     messages: list[BaseMessage] = []
     reason: EndReason | None = None
     error: str | None = None
@@ -160,7 +161,7 @@ def run_compiled_agent(
         reason, error = EndReason.STEP_BUDGET, str(exc)
     except Exception as exc:
         reason, error = EndReason.CRASHED, describe_error(exc)
-    if recorder.budget_hit:
+    if session.budget_hit:
         reason = EndReason.STEP_BUDGET
         error = f"step budget of {cfg.max_steps} tool calls spent"
     wall = time.perf_counter() - t0
@@ -170,7 +171,7 @@ def run_compiled_agent(
         if answer is None:
             error = "the agent ended without a final answer"
     values = {
-        "steps": reconcile_trace(recorder.steps, messages, world),
+        "steps": reconcile_trace(session.steps, messages, world),
         "final_answer": answer,
         "usage": _usage(messages),
         "world": world.state,

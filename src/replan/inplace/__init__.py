@@ -1,8 +1,10 @@
 """Fault-test your own agent with your own tools and tasks (issue 15).
 
-- :mod:`.faults` — seeded fault schedules (NP, P1–P4) on your tools, built on the perturbation
-  engine; explicit faults raise, implicit faults corrupt outputs with an episode-unique sentinel.
-- :mod:`.wrapper` — the one tool wrapper: records, judges against each tool's args schema, injects.
+- :mod:`replan.env.tool_faults` — seeded fault schedules (NP, P1–P4) on your tools, built on the
+  perturbation engine; explicit faults raise, implicit faults corrupt outputs with an
+  episode-unique sentinel.
+- :mod:`replan.env.tool_wrapper` — the one tool wrapper (our designs' calls run through it too):
+  records, judges against each tool's args schema (or the world), injects.
 - :mod:`.middleware` — :class:`FaultInjectionMiddleware` for ``create_agent``.
 - :mod:`.tasks` — your tasks and their checkers.
 - :mod:`.evaluate` — :func:`evaluate_in_place` (store, score, table, assertions).
@@ -19,11 +21,11 @@ from __future__ import annotations
 from typing import Any
 
 _LAZY = {
-    "FaultSchedule": "replan.inplace.faults",
-    "InjectedFault": "replan.inplace.faults",
-    "FaultSession": "replan.inplace.wrapper",
-    "InstrumentedTool": "replan.inplace.wrapper",
-    "wrap_tools": "replan.inplace.wrapper",
+    "FaultSchedule": "replan.env.tool_faults",
+    "InjectedFault": "replan.env.tool_faults",
+    "FaultSession": "replan.env.tool_wrapper",
+    "InstrumentedTool": "replan.env.tool_wrapper",
+    "wrap_tools": "replan.env.tool_wrapper",
     "FaultInjectionMiddleware": "replan.inplace.middleware",
     "InPlaceTask": "replan.inplace.tasks",
     "load_tasks": "replan.inplace.tasks",

@@ -1,7 +1,7 @@
 """``replan.evaluate_in_place``: your agent, your tools, your tasks — under NP and P1–P4.
 
 For every task × mode × seed (and every agent, when several are given) the agent runs once with
-the one tool wrapper's session activated (:mod:`replan.inplace.wrapper`): calls are recorded and
+the one tool wrapper's session activated (:mod:`replan.env.tool_wrapper`): calls are recorded and
 judged against each tool's own args schema, and the mode's seeded fault is injected. Each run
 becomes an :class:`~replan.core.trace.Episode`, is scored once by replan's evaluators and stored
 with its feedback in the same results store as ``replan run`` (``OUT/results.sqlite``), so
@@ -14,7 +14,7 @@ and a paired-bootstrap interval of the success difference.
 Decisions:
 
 - **Agent or factory.** A callable without ``invoke`` is a factory ``make_agent(tools)``: it
-  gets the wrapped tools (:func:`~replan.inplace.wrapper.wrap_tools`) and is called once per
+  gets the wrapped tools (:func:`~replan.env.tool_wrapper.wrap_tools`) and is called once per
   episode. An agent object must already route its tool calls through
   :class:`~replan.inplace.middleware.FaultInjectionMiddleware` or wrapped tools; a run whose
   agent made tool calls that nothing recorded stops with a message saying so.
@@ -46,14 +46,14 @@ from langgraph.errors import GraphRecursionError
 from replan.core.task import MODES, Checker, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
 from replan.env.checker import mentions
+from replan.env.tool_faults import ANY_TOOL, FaultSchedule, InjectedFault
+from replan.env.tool_wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
 from replan.evaluators import EpisodeScore
 from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.sde import sde_record
 from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
-from replan.inplace.faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.inplace.tasks import InPlaceTask, load_tasks
-from replan.inplace.wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
 from replan.nodes.llm import describe_error
 
 SUITE = "inplace"

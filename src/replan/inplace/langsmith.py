@@ -28,6 +28,8 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
+from replan.env.tool_faults import FaultSchedule
+from replan.env.tool_wrapper import as_base_tool, async_only
 from replan.evaluators.perturbation import toolmaze_feedback
 from replan.evaluators.prefix import prefix_feedback
 from replan.inplace.evaluate import (
@@ -38,9 +40,7 @@ from replan.inplace.evaluate import (
     run_episode,
     score_episode_inplace,
 )
-from replan.inplace.faults import FaultSchedule
 from replan.inplace.tasks import InPlaceTask, reference_value
-from replan.inplace.wrapper import as_base_tool, async_only
 
 
 def _task_of(inputs: Mapping[str, Any], reference: Any = None) -> InPlaceTask:

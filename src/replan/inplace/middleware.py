@@ -11,7 +11,7 @@
 Put it **last** in ``middleware`` (innermost, next to the tool): LangChain composes the first
 middleware as the outermost, so the middleware before it (a retry, a fallback, an error
 handler) meets the injected fault exactly as it would meet the tool's own failure. Each call is
-judged and recorded by :class:`~replan.inplace.wrapper.FaultSession` (the one tool wrapper);
+judged and recorded by :class:`~replan.env.tool_wrapper.FaultSession` (the one tool wrapper);
 ``chaos.steps`` holds the record of its own session, and inside
 :func:`replan.evaluate_in_place` the evaluation's session per episode takes over.
 """
@@ -24,8 +24,8 @@ from typing import Any
 from langchain.agents.middleware import AgentMiddleware
 
 from replan.core.trace import Step
-from replan.inplace.faults import FaultSchedule
-from replan.inplace.wrapper import FaultSession, call_of, current_session, round_of
+from replan.env.tool_faults import FaultSchedule
+from replan.env.tool_wrapper import FaultSession, call_of, current_session, round_of
 
 
 def _messages(state: Any) -> Any:

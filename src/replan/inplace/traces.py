@@ -47,10 +47,10 @@ from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, Step, Verdict
 from replan.env.checker import mentions
+from replan.env.tool_faults import inline_refs
+from replan.env.tool_wrapper import spec_from_tool
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
-from replan.inplace.faults import inline_refs
-from replan.inplace.wrapper import spec_from_tool
 
 _SERVICE = re.compile(r"\b(429|50[0-4])\b|rate limit|too many requests|unavailable", re.I)
 _HTTP_STATUS = re.compile(r"\s*(HTTP(/[\d.]+)?\s+)?[45]\d\d\b", re.I)

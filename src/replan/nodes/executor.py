@@ -1,10 +1,11 @@
 """The ReAct executor: a model with the world's tools bound ⇄ a tool node, within a step budget.
 
 Shared by ``react`` (no plan), ``plan_conditioned`` and ``dual_loop`` (a plan in the system
-message). The tool node executes every tool call of the model's last message in order against
-the state's world snapshot — unknown tool names and malformed arguments included, so their
-verdicts are recorded — and returns each observation as a tool message. Nothing a tool does
-raises out of the graph: a rejected call is an ``{"error": ...}`` observation.
+message). The tool node executes every tool call of the model's last message in order, through
+the one tool wrapper's session (:func:`replan.nodes.tools.world_session`) over the state's world
+snapshot — unknown tool names and malformed arguments included, so their verdicts are recorded
+— and returns each observation as a tool message. Nothing a tool does raises out of the graph:
+a rejected call is an ``{"error": ...}`` observation.
 
 Budget: ``max_steps`` counts tool calls (Steps). Calls beyond it are not executed, and a model
 that asks for a call when the budget is spent ends the episode with ``step_budget``.
@@ -21,7 +22,7 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langgraph.graph import END, StateGraph
 
-from replan.core.trace import EndReason, Step
+from replan.core.trace import EndReason
 from replan.env.world import World
 from replan.nodes.config import AgentConfig
 from replan.nodes.events import emit
@@ -30,10 +31,9 @@ from replan.nodes.prompts import executor_messages
 from replan.nodes.state import AgentState, Node, ended, finish, out_of_time
 from replan.nodes.tools import (
     RAW_ARGS_KEY,
-    Recorder,
     call_from_tool_call,
     observation_text,
-    run_call,
+    world_session,
     world_tools,
 )
 
@@ -47,7 +47,7 @@ def text_of(message: Any) -> str:
 
 def bind_world_tools(model: BaseChatModel, world: World) -> tuple[Runnable, list[BaseTool]]:
     """``model.bind_tools`` with the world's tools; a clear error for a model that cannot."""
-    tools = world_tools(world, Recorder())
+    tools = world_tools(world)
     try:
         return model.bind_tools(tools), tools
     except NotImplementedError as exc:
@@ -120,8 +120,7 @@ def make_tools_node(world: World, cfg: AgentConfig) -> Node:
         remaining = cfg.max_steps - done
         rnd = (state.get("round") or 0) + 1
         emit("round_started", round=rnd, calls=len(calls))
-        world_state = state["world"]
-        steps: list[Step] = []
+        session = world_session(world, state=state["world"], first_index=done, round=rnd)
         replies: list[ToolMessage] = []
         for i, (tool_call, malformed) in enumerate(calls):
             call_id = tool_call.get("id") or f"call_{rnd}_{i}"
@@ -138,14 +137,10 @@ def make_tools_node(world: World, cfg: AgentConfig) -> Node:
                     )
                 )
                 continue
-            call = call_from_tool_call({**tool_call, "id": call_id})
-            step, result = run_call(
-                world, call, state=world_state, index=done + len(steps), round=rnd
-            )
-            world_state = result.state
-            if malformed and RAW_ARGS_KEY in call.args and not step.verdict.ok:
+            step = session.step(call_from_tool_call({**tool_call, "id": call_id}))
+            if malformed and RAW_ARGS_KEY in step.call.args and not step.verdict.ok:
                 why = tool_call.get("error") or "not a JSON object"
-                step = step.model_copy(
+                step = session.steps[-1] = step.model_copy(
                     update={
                         "observation": {
                             "error": step.verdict.code.value,
@@ -154,7 +149,6 @@ def make_tools_node(world: World, cfg: AgentConfig) -> Node:
                         }
                     }
                 )
-            steps.append(step)
             replies.append(
                 ToolMessage(
                     content=observation_text(step.observation),
@@ -165,8 +159,8 @@ def make_tools_node(world: World, cfg: AgentConfig) -> Node:
             )
         update: dict[str, Any] = {
             "messages": replies,
-            "steps": steps,
-            "world": world_state,
+            "steps": session.steps,
+            "world": session.state,
             "round": rnd,
         }
         if len(calls) > remaining:
@@ -199,8 +193,8 @@ def add_executor(
     """Add the ReAct executor to ``builder``: ``executor`` (entry) → ``agent`` ⇄ ``tools``.
 
     The model is bound to the world's LangChain tools (:func:`replan.nodes.tools.world_tools`);
-    the tool node executes the model's calls with the same function those tools use, against
-    the graph state's world snapshot. Returns the node names.
+    the tool node executes the model's calls through the same wrapper session those tools use,
+    against the graph state's world snapshot. Returns the node names.
     """
     bound, _ = bind_world_tools(model, world)
     builder.add_node("executor", make_executor_start(cfg))

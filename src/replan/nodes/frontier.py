@@ -42,7 +42,7 @@ from replan.nodes.llm import ModelCallError, call_model
 from replan.nodes.planner import announce, plan_version, request_plan
 from replan.nodes.prompts import replanner_messages, responder_messages
 from replan.nodes.state import AgentState, Node, ended, finish, out_of_time, world_delta
-from replan.nodes.tools import as_tool_call, observation_text, run_call
+from replan.nodes.tools import as_tool_call, observation_text, world_session
 
 #: How long a wave member waits for the members before it (a safety net against a stalled
 #: branch; a healthy wave never comes close).
@@ -271,7 +271,8 @@ def _in_own_thread(fn: Any, *args: Any) -> asyncio.Future:
 
 
 def make_tool_agent(world: World, gates: WaveGates) -> Runnable:
-    """Node (one per frontier node): execute the node's call with its references resolved.
+    """Node (one per frontier node): execute the node's call with its references resolved,
+    through the one tool wrapper's session (:func:`replan.nodes.tools.world_session`).
 
     Sync runs execute in LangGraph's worker pool (sized by ``runnable_config``); async runs
     give each call its own thread, so a wide wave is not capped by asyncio's default executor.
@@ -294,15 +295,15 @@ def make_tool_agent(world: World, gates: WaveGates) -> Runnable:
         try:
             if gate is not None:
                 base = new_state = gate.state_for(position)
-            step, result = run_call(
+            session = world_session(
                 world,
-                call,
-                bindings=task["bindings"],
                 state=base,
-                index=int(task["index"]),
+                bindings=task["bindings"],
+                first_index=int(task["index"]),
                 round=rnd,
             )
-            new_state = result.state
+            step = session.step(call)
+            new_state = session.state
         finally:
             if gate is not None:
                 gate.finish(position, new_state)

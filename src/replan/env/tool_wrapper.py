@@ -1,20 +1,30 @@
-"""One tool wrapper: record every call of any LangChain ``BaseTool``, judge it against the tool's
-own args schema, and inject the faults of a seeded schedule.
+"""The one tool wrapper: every tool call an agent makes — in our designs and in yours — is
+recorded, judged and fault-injected here (:class:`FaultSession`).
 
-The same logic serves two ways in (one place, :class:`FaultSession`):
+A session judges and injects in one of two ways, and records the same way for both:
 
-- :func:`wrap_tools` wraps tools (for a hand-built ``StateGraph`` + ``ToolNode``, or any code
-  that calls tools) in :class:`InstrumentedTool`;
-- :class:`~replan.inplace.middleware.FaultInjectionMiddleware` intercepts ``create_agent``'s tool
-  calls (``wrap_tool_call`` / ``awrap_tool_call``).
+- **your tools** (any LangChain ``BaseTool``): a call is judged against the tool's own args
+  schema and meets the faults of a seeded :class:`~replan.env.tool_faults.FaultSchedule`; the
+  tool itself runs;
+- **world tools** (a :class:`WorldCalls` given to the session: replan's suites, for our designs
+  and for a user's graph run on them): the :class:`~replan.env.world.World` judges the call in
+  the session's state (schema, references, preconditions), draws its fault from the world's
+  injector and runs it (``World.execute``), so a design and a user graph meet the same world.
 
-**Validity** of a call (the prefix metrics' "executable"): a call to an unknown tool, arguments
-that the tool's pydantic args schema rejects (a ``ValidationError``: missing, wrong type, a value
-out of range; extra names where the model forbids them) or, for a JSON-Schema ``args_schema``,
-that the schema rejects (unknown names included), and a call for which the tool itself reports
-an error (it raises, or returns an error ``ToolMessage``) are *invalid*. Injected faults are
-never verdicts against the agent: a valid call that meets a 429 is executable. As in the world,
-an invalid call never activates or consumes a fault.
+The ways in are thin: :class:`InstrumentedTool` (:func:`wrap_tools`, for a hand-built
+``StateGraph`` + ``ToolNode`` or any code that calls tools; :func:`replan.nodes.tools.world_tools`
+for world tools), :class:`~replan.inplace.middleware.FaultInjectionMiddleware` (``create_agent``'s
+``wrap_tool_call`` / ``awrap_tool_call``), and our own graphs' tool nodes, which call
+:meth:`FaultSession.step` for each tool call of the model (unknown names and unreadable
+arguments included, so their verdicts are recorded too).
+
+**Validity** of a call to one of your tools (the prefix metrics' "executable"): a call to an
+unknown tool, arguments that the tool's pydantic args schema rejects (a ``ValidationError``:
+missing, wrong type, a value out of range; extra names where the model forbids them) or, for a
+JSON-Schema ``args_schema``, that the schema rejects (unknown names included), and a call for
+which the tool itself reports an error (it raises, or returns an error ``ToolMessage``) are
+*invalid*. Injected faults are never verdicts against the agent: a valid call that meets a 429
+is executable. As in the world, an invalid call never activates or consumes a fault.
 
 **Recording**: each call becomes a :class:`~replan.core.trace.Step` (the Episode contract every
 evaluator reads): the call, its verdict, what the agent saw (a plain-text output is recorded as
@@ -48,7 +58,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Perturbation, Step, Verdict
-from replan.inplace.faults import (
+from replan.env.tool_faults import (
     EpisodeFaults,
     FaultSchedule,
     InjectedFault,
@@ -56,6 +66,7 @@ from replan.inplace.faults import (
     fault_exception,
     inline_refs,
 )
+from replan.env.world import ExecResult, World, WorldState
 
 # -- validity ---------------------------------------------------------------------------------------
 _TYPE_ERRORS = re.compile(r"(_type|_parsing|^model_attributes_type|^is_instance_of)$")
@@ -208,6 +219,40 @@ def _content(output: Any) -> str:
 
 
 # -- the session --------------------------------------------------------------------------------------
+#: Key under which arguments that were not a JSON object are passed on, so the call is still
+#: judged (an unknown parameter) and recorded instead of silently dropped.
+RAW_ARGS_KEY = "__raw_arguments__"
+
+
+def observation_text(observation: Any) -> str:
+    """The tool-message content of a world tool's observation: ``json.dumps`` of it."""
+    return json.dumps(observation, ensure_ascii=False, default=str)
+
+
+class StepBudgetExceeded(Exception):
+    """A call came after the session's step budget was spent (nothing ran)."""
+
+
+@dataclass
+class WorldCalls:
+    """The world side of a session: world tools' calls are judged, fault-injected and run by
+    ``world`` (``World.execute``: its checks, its injector) in ``state`` with ``bindings`` (the
+    outputs ``${node}`` references may use).
+
+    ``state`` moves on with every call (the next call runs in the state the last one left;
+    ``None``: start from the world's own state); ``commit`` also moves the world itself.
+    """
+
+    world: World
+    state: WorldState | None = None
+    bindings: Mapping[str, Any] | None = None
+    commit: bool = False
+
+
+#: ``observe(event, **fields)``: progress events (``call`` before a call runs, ``verdict`` after).
+Observer = Callable[..., None]
+
+
 @dataclass
 class _Pending:
     call: Call
@@ -218,15 +263,37 @@ class _Pending:
 
 
 class FaultSession:
-    """The record and faults of one episode (thread-safe; one per episode).
+    """The record and faults of one episode, or of one part of it (thread-safe).
 
-    ``faults`` is the episode's injector (``None``: record only). ``notes`` collects what could
-    not be done (an implicit fault on an output with nothing to corrupt), keyed by tool.
+    ``faults`` is the injector of your tools' calls (``None``: record only); ``world`` makes
+    the session run world tools (:class:`WorldCalls`), judged and injected by the world.
+    Steps are numbered from ``first_index``; ``round`` (when given) is the round of every call,
+    else a call takes the round its caller names or the last one recorded. ``max_steps`` caps
+    the calls (a call past it raises :class:`StepBudgetExceeded`, ``budget_hit`` says so).
+    ``observe`` receives the ``call`` / ``verdict`` progress events of world calls. ``notes``
+    collects what could not be done (an implicit fault on an output with nothing to corrupt),
+    keyed by tool.
     """
 
-    def __init__(self, faults: EpisodeFaults | None = None, *, deliver: str | None = None):
+    def __init__(
+        self,
+        faults: EpisodeFaults | None = None,
+        *,
+        deliver: str | None = None,
+        world: WorldCalls | None = None,
+        first_index: int = 0,
+        round: int | None = None,
+        max_steps: int | None = None,
+        observe: Observer | None = None,
+    ):
         self.faults = faults
         self.deliver = deliver or (faults.deliver if faults is not None else "raise")
+        self.world = world
+        self.first_index = first_index
+        self.round = round
+        self.max_steps = max_steps
+        self.budget_hit = False
+        self.observe = observe
         self.steps: list[Step] = []
         self.notes: dict[str, str] = {}
         self._lock = threading.RLock()
@@ -238,6 +305,55 @@ class FaultSession:
         if schedule is None:
             return cls(None)
         return cls(schedule.for_episode(task_id, seed), deliver=schedule.deliver)
+
+    # -- world tools -----------------------------------------------------------------------------
+    def step(self, call: Call) -> Step:
+        """Run ``call`` in the session's world and record it (one call at a time, so the record
+        is the order in which the world changed and a replay reproduces it)."""
+        if self.world is None:
+            raise TypeError("this session has no world (FaultSession(world=WorldCalls(...)))")
+        w = self.world
+        with self._lock:
+            self._spend(call)
+            index, rnd = self.first_index + len(self.steps), self._round()
+            self._emit(
+                "call", round=rnd, index=index, tool=call.tool, node=call.node_id, args=call.args
+            )
+            t0 = time.perf_counter()
+            result = w.world.execute(call, w.bindings, state=w.state, commit=w.commit)
+            if w.state is not None or not w.commit:
+                w.state = result.state
+            step = _world_step(call, result, index, rnd, time.perf_counter() - t0)
+            self.steps.append(step)
+        self._emit(
+            "verdict",
+            round=rnd,
+            index=index,
+            tool=call.tool,
+            node=call.node_id,
+            code=step.verdict.code.value,
+            ok=step.verdict.ok,
+            perturbation=step.perturbation.kind if step.perturbation else None,
+        )
+        return step
+
+    @property
+    def state(self) -> WorldState:
+        """The world state after the calls so far (world sessions)."""
+        if self.world is None:
+            raise TypeError("this session has no world")
+        return self.world.state if self.world.state is not None else self.world.world.state
+
+    def _spend(self, call: Call) -> None:
+        if self.max_steps is not None and len(self.steps) >= self.max_steps:
+            self.budget_hit = True
+            raise StepBudgetExceeded(
+                f"step budget of {self.max_steps} tool calls spent; {call.tool} not executed"
+            )
+
+    def _emit(self, event: str, **fields: Any) -> None:
+        if self.observe is not None:
+            self.observe(event, **fields)
 
     # -- the three moments of a call -------------------------------------------------------------
     def begin(self, tool: BaseTool | None, call: Call, round: int | None = None) -> _Pending:
@@ -314,7 +430,15 @@ class FaultSession:
         *,
         round: int | None = None,
     ) -> Any:
-        """Judge, inject, execute (``execute()`` runs the real tool) and record one call."""
+        """Judge, inject, execute (``execute()`` runs the real tool) and record one call.
+
+        In a world session the world runs the call (``execute`` is not used) and the output is
+        its observation as text (a ``ToolMessage`` for a call with an id)."""
+        if self.world is not None:
+            step = self.step(call)
+            return _as_output(
+                observation_text(step.observation), call.call_id, call.tool, "success"
+            )
         pending = self.begin(tool, call, round)
         if pending.perturbation is not None and pending.perturbation.explicit:
             return self.explicit(pending, tool, call.call_id)
@@ -335,6 +459,8 @@ class FaultSession:
         round: int | None = None,
     ) -> Any:
         """:meth:`run` for an awaitable ``execute()``."""
+        if self.world is not None:
+            return self.run(tool, call, execute, round=round)
         pending = self.begin(tool, call, round)
         if pending.perturbation is not None and pending.perturbation.explicit:
             return self.explicit(pending, tool, call.call_id)
@@ -348,6 +474,8 @@ class FaultSession:
 
     # -- internals -------------------------------------------------------------------------------
     def _round(self) -> int:
+        if self.round is not None:
+            return self.round
         return self.steps[-1].round if self.steps else 0
 
     def _record(
@@ -356,7 +484,7 @@ class FaultSession:
         with self._lock:
             self.steps.append(
                 Step(
-                    index=len(self.steps),
+                    index=self.first_index + len(self.steps),
                     round=pending.round,
                     call=pending.call,
                     verdict=verdict,
@@ -376,13 +504,28 @@ class FaultSession:
         return any(s.perturbation is not None for s in self.steps)
 
 
+def _world_step(call: Call, result: ExecResult, index: int, round: int, duration_s: float) -> Step:
+    return Step(
+        index=index,
+        round=round,
+        call=call,
+        resolved_args=result.resolved_args,
+        verdict=result.verdict,
+        observation=result.observation,
+        perturbation=result.perturbation,
+        duration_s=duration_s,
+    )
+
+
 def _control_flow(exc: BaseException) -> bool:
-    """LangGraph's interrupts and parent commands pass through untouched (not tool errors)."""
-    try:
-        from langgraph.errors import GraphBubbleUp
-    except ImportError:  # pragma: no cover - langgraph is a dependency
-        return False
-    return isinstance(exc, GraphBubbleUp)
+    """LangGraph's interrupts and parent commands pass through untouched (not tool errors).
+
+    Recognised by class (``langgraph.errors.GraphBubbleUp`` in the exception's MRO) without
+    importing LangGraph: ``env`` never loads it."""
+    return any(
+        c.__name__ == "GraphBubbleUp" and c.__module__.startswith("langgraph")
+        for c in type(exc).__mro__
+    )
 
 
 def _handled(exc: ToolException, flag: Any) -> str:
@@ -435,12 +578,12 @@ def call_of(name: str, input: Any) -> Call:
         call_id = input.get("id")
         return Call(
             tool=name,
-            args=dict(args) if isinstance(args, Mapping) else {"__raw_arguments__": args},
+            args=dict(args) if isinstance(args, Mapping) else {RAW_ARGS_KEY: args},
             call_id=None if call_id is None else str(call_id),
         )
     if isinstance(input, Mapping):
         return Call(tool=name, args=dict(input))
-    return Call(tool=name, args={"__raw_arguments__": input})
+    return Call(tool=name, args={RAW_ARGS_KEY: input})
 
 
 def async_only(tool: BaseTool) -> bool:
@@ -461,6 +604,8 @@ class InstrumentedTool(BaseTool):
     session: FaultSession | None = None
 
     def _session(self) -> FaultSession | None:
+        if self.session is not None and self.session.world is not None:
+            return self.session  # world tools always run in their own world
         return current_session() or self.session
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> Any:
@@ -552,15 +697,20 @@ def wrap_tools(
 
 
 __all__ = [
+    "RAW_ARGS_KEY",
     "FaultSession",
     "InjectedFault",
     "InstrumentedTool",
+    "Observer",
+    "StepBudgetExceeded",
+    "WorldCalls",
     "activate",
     "as_base_tool",
     "async_only",
     "call_of",
     "check_call",
     "current_session",
+    "observation_text",
     "observed",
     "round_of",
     "schema_problem",
