@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -30,9 +30,14 @@ from replan.env.tool_wrapper import (
     FaultSession,
     StepBudgetExceeded,
     WorldCalls,
+    as_base_tool,
+    async_only,
+    is_error_output,
     observation_text,
+    observed,
+    spec_from_tool,
 )
-from replan.env.world import World, WorldState
+from replan.env.world import InvalidValue, ToolContext, World, WorldState
 from replan.nodes.events import emit
 
 
@@ -155,6 +160,66 @@ def world_tools(world: World, session: FaultSession | None = None) -> list[BaseT
     ]
 
 
+#: What a design builder accepts as its tools (as ``create_agent`` takes ``tools``).
+ToolsLike = World | Sequence[ToolSpec | BaseTool | Callable[..., Any]]
+
+
+def _spec_running(tool: BaseTool) -> ToolSpec:
+    """``tool`` as a ToolSpec whose implementation invokes it: the world judges the call against
+    the tool's JSON schema; an error the tool raises or reports is an ``invalid_value`` verdict
+    (as the wrapper judges your tools)."""
+    if async_only(tool):
+        raise TypeError(
+            f"tool {tool.name!r} is async-only (a coroutine and no sync function); our designs "
+            "run tools synchronously: give it a sync function"
+        )
+
+    def run(args: dict[str, Any], ctx: ToolContext) -> Any:
+        try:
+            out = tool.invoke(dict(args))
+        except Exception as exc:
+            raise InvalidValue(None, f"{tool.name} raised {type(exc).__name__}: {exc}") from exc
+        if is_error_output(out):
+            raise InvalidValue(None, f"{tool.name} reported an error: {out.content}")
+        # JSON text and pydantic results as data (so ``${node.field}`` reaches their fields);
+        # plain text stays the text the tool returned
+        return out if isinstance(out, str) and out.strip()[:1] not in "{[" else observed(out)
+
+    return spec_from_tool(tool).model_copy(update={"implementation": run})
+
+
+def world_of(tools: ToolsLike) -> World:
+    """The World a design runs in, from the ``tools`` its builder was given: a World as is; the
+    world tools of one World (:func:`world_tools`) -> that World; ToolSpecs, LangChain tools or
+    plain functions -> a World over them (a tool that is not a ToolSpec runs itself, see
+    :func:`_spec_running`; it has no state, so no preconditions and no effects)."""
+    if isinstance(tools, World):
+        return tools
+    items = list(tools)
+    if not items:
+        raise ValueError("no tools given: pass a World, ToolSpecs or LangChain tools")
+    worlds = {
+        id(t.session.world.world): t.session.world.world
+        for t in items
+        if isinstance(t, WorldTool) and t.session.world is not None
+    }
+    if worlds:
+        if len(worlds) > 1 or not all(isinstance(t, WorldTool) for t in items):
+            raise ValueError(
+                "tools mix the world tools of a World with other tools; pass one World's tools, "
+                "or ToolSpecs / your own tools"
+            )
+        return next(iter(worlds.values()))
+    specs = [
+        t if isinstance(t, ToolSpec) else _spec_running(as_base_tool(t, f"tools[{i}]"))
+        for i, t in enumerate(items)
+    ]
+    names = [s.name for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"tool names repeat: {names}")
+    return World(specs)
+
+
 def as_tool_call(call: Call, args: Mapping[str, Any] | None = None) -> ToolCall:
     """A LangChain ToolCall for a recorded call (used to show executed calls to a model)."""
     return ToolCall(
@@ -167,12 +232,14 @@ def as_tool_call(call: Call, args: Mapping[str, Any] | None = None) -> ToolCall:
 __all__ = [
     "RAW_ARGS_KEY",
     "StepBudgetExceeded",
+    "ToolsLike",
     "WorldTool",
     "as_tool_call",
     "call_from_tool_call",
     "observation_text",
     "strip_extensions",
     "tool_args_schema",
+    "world_of",
     "world_session",
     "world_tools",
 ]
