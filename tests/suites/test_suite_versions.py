@@ -1,11 +1,15 @@
-"""Suites are versions: the pinned digest of each generated suite must match a fresh generation."""
+"""Suites are versions: pinned digests, the frozen ToolMaze file, identities and the build tool."""
 
 from __future__ import annotations
+
+import gzip
+import json
 
 import pytest
 
 from replan.core.task import Task
 from replan.suites import load_suite, suite_digest, suite_version, suite_versions
+from replan.suites import versions as sv
 
 
 def _task(task_id: str, query: str = "q") -> Task:
@@ -25,15 +29,102 @@ def test_every_pinned_suite_has_a_version():
     assert all(suite_version(name) == v["version"] for name, v in pinned.items())
 
 
+def test_the_frozen_toolmaze_file_is_the_pinned_suite():
+    """The data file of the pinned version holds exactly the pinned instances."""
+    pin = suite_versions()["toolmaze"]
+    path = sv.frozen_path("toolmaze")
+    assert path.name == f"toolmaze-v{pin['version']}.jsonl.gz"
+    tasks = sv.read_frozen(path)
+    assert len(tasks) == pin["instances"] == 2000
+    assert suite_digest(tasks) == pin["digest"]
+    assert path.stat().st_size < 5 * 2**20  # a reasonable package file
+    # in generation order: level-major, base task, then the modes
+    ids = [t.task_id for t in tasks]
+    assert ids[:6] == [f"toolmaze-C1-000-{m}" for m in ("NP", "P1", "P2", "P3", "P4")] + [
+        "toolmaze-C1-001-NP"
+    ]
+    assert ids[-1] == "toolmaze-C4-099-P4"
+
+
+def test_identity_of_a_pinned_suite_a_variant_a_data_file_and_custom_tasks():
+    pin = suite_versions()["toolmaze"]
+    tasks = [_task("t1"), _task("t2")]
+    pinned = sv.suite_identity("toolmaze", tasks, {"per_level": 3, "seed": 0})
+    assert pinned == {"name": "toolmaze", "version": pin["version"], "digest": pin["digest"]}
+    # another seed is another suite: a variant with its own digest, stable across subsets
+    variant = sv.suite_identity("toolmaze", tasks, {"seed": 3, "per_level": 2})
+    assert variant["version"] == f"{pin['version']}+seed=3"
+    assert variant["digest"] not in (pin["digest"], suite_digest(tasks))
+    assert variant == sv.suite_identity("toolmaze", tasks[:1], {"seed": "3", "per_level": 9})
+    # a data-file suite is identified by what was loaded
+    data = sv.suite_identity("pararecover", tasks, {"path": "x"})
+    assert data == {"name": "pararecover", "version": "1", "digest": suite_digest(tasks)}
+    assert sv.custom_identity("toolmaze", tasks)["version"] == "custom"
+    assert sv.identity_label(pinned) == f"toolmaze v{pin['version']} ({pin['digest'][:8]})"
+
+
+@pytest.fixture
+def pins(tmp_path, monkeypatch):
+    """versions.json and the data folder in tmp_path, with suite 'toy' pinned at version 1."""
+    tasks = [_task("t1"), _task("t2")]
+    vfile = tmp_path / "versions.json"
+    vfile.write_text(
+        json.dumps({"toy": {"version": "1", "digest": suite_digest(tasks), "instances": 2}})
+    )
+    monkeypatch.setattr(sv, "VERSIONS_FILE", vfile)
+    monkeypatch.setattr(sv, "DATA_DIR", tmp_path / "data")
+    return tasks
+
+
+def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
+    tasks = pins
+    with pytest.raises(SystemExit, match="missing or not the pinned suite"):
+        sv.build("toy", tasks, check=True)
+    assert "-> " in sv.build("toy", tasks)
+    path = sv.frozen_path("toy")
+    first = path.read_bytes()
+    assert sv.read_frozen(path) == tasks
+    assert gzip.decompress(first).decode().count("\n") == 2
+    assert "up to date" in sv.build("toy", tasks, check=True)
+    # the same tasks give the same bytes (no timestamp in the gzip header)
+    path.unlink()
+    sv.build("toy", tasks)
+    assert path.read_bytes() == first
+    # changed content: refused without a reason, then frozen as version 2 with it
+    changed = [tasks[0], _task("t2", query="other")]
+    with pytest.raises(SystemExit, match="--bump"):
+        sv.build("toy", changed)
+    with pytest.raises(SystemExit, match="changed"):
+        sv.build("toy", changed, bump="why", check=True)
+    msg = sv.build("toy", changed, bump="a tool was added to the corpus")
+    assert "version 2" in msg
+    pin = sv.suite_versions()["toy"]
+    assert pin == {
+        "version": "2",
+        "digest": suite_digest(changed),
+        "instances": 2,
+        "reason": "a tool was added to the corpus",
+    }
+    assert not path.exists() and sv.read_frozen(sv.frozen_path("toy")) == changed
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["toolmaze", "pararecover-synth"])
 def test_regenerating_reproduces_the_pinned_digest(name):
-    """A corpus or generator change fails here: bump the version in suites/versions.json and pin
-    the new digest, so that runs before and after the change are not compared as one suite."""
+    """A corpus or generator change fails here: freeze the new version (``python -m
+    replan.suites freeze toolmaze --bump REASON``) or bump pararecover-synth's version and pin
+    its digest in suites/versions.json, so that runs before and after are never one suite."""
     pinned = suite_versions()[name]
-    tasks = load_suite(name)
+    if name == "toolmaze":  # the generator itself, not the frozen file load_suite reads
+        from replan.suites.toolmaze import generate
+
+        tasks = generate()
+    else:
+        tasks = load_suite(name)
     assert len(tasks) == pinned["instances"]
     assert suite_digest(tasks) == pinned["digest"], (
         f"suite {name!r} changed: bump its version in src/replan/suites/versions.json and pin "
         f"digest {suite_digest(tasks)!r}"
     )
+    if name == "toolmaze":  # the frozen file is the generation, in order
+        assert sv.read_frozen(sv.frozen_path(name)) == tasks

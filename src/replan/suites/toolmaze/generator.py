@@ -48,6 +48,7 @@ from replan.suites.toolmaze.levels import (
     LEVELS,
     SUITE,
     GenerationError,
+    instance_id,
 )
 from replan.suites.toolmaze.query import _describe, _write_query
 
@@ -588,7 +589,7 @@ class Generator:
         domains_present = {t.spec.domain for t in self.ix.tools.values()}
         if domain not in domains_present:
             domain = sorted(domains_present)[index % len(domains_present)]
-        base_id = f"{SUITE}-{level}-{index:03d}"
+        base_id = instance_id(level, index)
         last_error = "no structure found"
         self._failures = Counter()  # groups that did not fit this task
         for attempt in range(160):

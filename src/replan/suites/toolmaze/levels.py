@@ -17,5 +17,12 @@ _C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
 _MAX_PATHS = 64
 
 
+def instance_id(level: str, index: int, mode: str | None = None) -> str:
+    """``toolmaze-C2-007`` (base task ``index`` of ``level``), ``toolmaze-C2-007-P3`` with a mode:
+    the ids the generator gives and the frozen suite is read by."""
+    base = f"{SUITE}-{level}-{index:03d}"
+    return f"{base}-{mode}" if mode else base
+
+
 class GenerationError(RuntimeError):
     """The corpus cannot yield a task of the requested shape (names the level and index)."""

@@ -1,0 +1,37 @@
+"""Build tool for frozen suites: ``python -m replan.suites freeze toolmaze [--bump REASON | --check]``.
+
+It regenerates the suite from the corpus (a minute or two) and writes its versioned data file
+(see :mod:`replan.suites.versions`); ``--check`` only verifies the file, ``--bump`` freezes
+changed content as the next version with a one-line reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from replan.core.task import Task
+from replan.suites.toolmaze import generate
+from replan.suites.versions import build
+
+#: the generated suites that are frozen, and what generates each in full
+GENERATORS: dict[str, Callable[[], list[Task]]] = {"toolmaze": generate}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and freeze (or check) one suite."""
+    ap = argparse.ArgumentParser(
+        prog="python -m replan.suites",
+        description="Regenerate a generated suite and write its frozen, versioned data file.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+    fr = sub.add_parser("freeze", help="regenerate SUITE and write (or check) its data file")
+    fr.add_argument("suite", choices=sorted(GENERATORS))
+    fr.add_argument("--bump", metavar="REASON", help="the content changed: next version, and why")
+    fr.add_argument("--check", action="store_true", help="only verify the file; write nothing")
+    ns = ap.parse_args(argv)
+    print(build(ns.suite, GENERATORS[ns.suite](), bump=ns.bump, check=ns.check))
+
+
+if __name__ == "__main__":
+    main()

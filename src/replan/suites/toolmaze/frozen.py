@@ -1,0 +1,40 @@
+"""The pinned ToolMaze suite read from its frozen data file instead of generated.
+
+``data/toolmaze-v<version>.jsonl.gz`` (see :mod:`replan.suites.versions`) holds the 2,000
+instances the generator gives at seed 0; the generator is prefix-stable and each instance
+depends only on its base task and mode, so any levels × modes × first-``n``-base-tasks subset is
+those lines, read by id in generation order. ``python -m replan.suites freeze toolmaze`` rebuilds
+the file; a slow test checks that regenerating reproduces its digest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from replan.core.task import MODES, Task
+from replan.suites.toolmaze.levels import LEVELS, PER_LEVEL, SUITE, instance_id
+from replan.suites.versions import frozen_path, read_frozen
+
+#: the generator seed the frozen file was generated with
+FROZEN_SEED = 0
+
+
+def read_frozen_suite(
+    seed: int, levels: Sequence[str], modes: Sequence[str], n: int
+) -> list[Task] | None:
+    """The first ``n`` base tasks of each of ``levels``, crossed with ``modes``, in generation
+    order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them;
+    ``None`` when the file cannot answer (another seed, an unknown level or mode, more base
+    tasks than it holds, no file): the caller generates instead."""
+    path = frozen_path(SUITE)
+    if (
+        seed != FROZEN_SEED
+        or n > PER_LEVEL
+        or not set(levels) <= set(LEVELS)
+        or not set(modes) <= set(MODES)
+        or not path.is_file()
+    ):
+        return None
+    return read_frozen(
+        path, [instance_id(lv, i, m) for lv in levels for i in range(n) for m in modes]
+    )
