@@ -100,8 +100,8 @@ from replan.core.wire import (
     read_replanner_request,
     request_kind,
 )
+from replan.env.mistakes import mutate_call, mutate_structure, referenced_nodes
 from replan.env.world import lookup_path, stable_seed
-from replan.models.noise import mutate_call, mutate_structure, referenced_nodes
 from replan.models.observe import (
     ObsKind,
     PlausibilityContext,

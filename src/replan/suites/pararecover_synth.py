@@ -23,20 +23,34 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from typing import Any
 
-import networkx as nx
-
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references
+from replan.core.plan import ROOT, Plan, PlanNode, iter_references
 from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call
 from replan.env.corpus import load_corpus
+from replan.env.mistakes import (
+    PARARECOVER,
+    add_dependency,
+    drop_param,
+    duplicate_call,
+    invalidate_param,
+    misspell_tool,
+    referenced_nodes,
+    remove_call,
+    rename_param,
+    replace_node,
+    retype_param,
+    select_wrong_tool,
+    swap_dependency,
+    unordered_calls,
+    with_deps,
+    wrong_dependencies,
+)
 from replan.env.verifier import orders_state
 from replan.env.world import World, WorldState, stable_seed
 from replan.suites.toolmaze import generate
@@ -116,16 +130,11 @@ class Injection:
 # ---------------------------------------------------------------------------------------------
 # helpers on plans
 def _replace(plan: Plan, node: PlanNode) -> Plan:
-    return Plan(nodes=[node if n.id == node.id else n for n in plan.nodes], thought=plan.thought)
-
-
-def _refs(node: PlanNode, ids: Sequence[str]) -> dict[str, list[str]]:
-    """Node ids referenced by each argument of ``node`` (exact or embedded references)."""
-    return {k: [r.node for r in iter_references(v, ids)] for k, v in node.args.items()}
+    return Plan(nodes=replace_node(plan.nodes, node), thought=plan.thought)
 
 
 def _referenced(node: PlanNode, ids: Sequence[str]) -> set[str]:
-    return {r for rs in _refs(node, ids).values() for r in rs}
+    return set(referenced_nodes(node, ids))
 
 
 def _pending_calls(plan: Plan, allowed: Iterable[str] | None) -> list[PlanNode]:
@@ -137,19 +146,6 @@ def _layer_of(plan: Plan) -> dict[str, int]:
     return {nid: i for i, layer in enumerate(plan.layers()) for nid in layer}
 
 
-def _next_id(plan: Plan) -> str:
-    nums = [int(n.id) for n in plan.nodes if n.id.isdigit()]
-    return str(max(nums, default=0) + 1)
-
-
-def _with_deps(node: PlanNode, deps: Iterable[str]) -> PlanNode:
-    out: list[str] = []
-    for d in deps:
-        if d not in out:
-            out.append(d)
-    return node.model_copy(update={"deps": out or [ROOT]})
-
-
 def _literal_params(node: PlanNode, spec: ToolSpec, ids: Sequence[str]) -> list[str]:
     return [
         k
@@ -158,98 +154,9 @@ def _literal_params(node: PlanNode, spec: ToolSpec, ids: Sequence[str]) -> list[
     ]
 
 
-_CAMEL = re.compile(r"_([a-z])")
-
-
-def _rename_variants(name: str) -> list[str]:
-    out = []
-    if "_" in name:
-        out.append(_CAMEL.sub(lambda m: m.group(1).upper(), name))  # start_date -> startDate
-        out.append(name.replace("_", "-"))
-        out.append(name.replace("_", ""))
-    out.append(name + "s" if not name.endswith("s") else name[:-1])
-    out.append(name + "_value")
-    out.append(name[:1].upper() + name[1:])
-    return [v for v in out if v != name]
-
-
-def _tool_name_variants(name: str) -> list[str]:
-    out = []
-    parts = name.split("_")
-    if len(parts) > 1:
-        out.append(parts[0] + "".join(p.title() for p in parts[1:]))  # searchFlights
-        out.append("_".join(reversed(parts)))  # flights_search
-        out.append(name[:-1] if name.endswith("s") else name + "s")
-    out.append(name + "_v2")
-    out.append("get_" + name if not name.startswith("get_") else name[4:])
-    return [v for v in out if v != name]
-
-
-def _invalid_value(schema: Mapping[str, Any], value: Any) -> Any:
-    """A value of the right JSON type that breaks ``schema`` (a date that does not exist, a
-    number out of range, a string outside the enum or pattern); ``None`` when it cannot."""
-    t = schema.get("type")
-    if "enum" in schema and isinstance(value, str):
-        cand = f"{value}_x" if value else "unknown"
-        return cand if cand not in schema["enum"] else None
-    if t == "string" and isinstance(value, str):
-        fmt = schema.get("format")
-        if fmt == "date":
-            y = value[:4] if re.match(r"^\d{4}", value) else "2026"
-            return f"{y}-02-32"
-        if fmt == "date-time":
-            return "2026-13-45T25:61:00"
-        if fmt == "email":
-            return value.replace("@", " at ") if "@" in value else "not-an-email"
-        if fmt == "time":
-            return "25:61"
-        if schema.get("pattern"):
-            return "?" + value + "?"
-        if "minLength" in schema and schema["minLength"] > 0:
-            return ""
-        if "maxLength" in schema:
-            return "x" * (int(schema["maxLength"]) + 1)
-        return None
-    if (
-        t in ("integer", "number")
-        and isinstance(value, (int, float))
-        and not isinstance(value, bool)
-    ):
-        if "minimum" in schema:
-            return type(value)(schema["minimum"] - 1) if t == "integer" else schema["minimum"] - 1.5
-        if "exclusiveMinimum" in schema:
-            return schema["exclusiveMinimum"] - (1 if t == "integer" else 0.5)
-        if "maximum" in schema:
-            return schema["maximum"] + 1
-        return None
-    if t == "array" and isinstance(value, list):
-        if "minItems" in schema and schema["minItems"] > 0:
-            return []
-        if "maxItems" in schema:
-            return (value * (int(schema["maxItems"]) + 1))[: int(schema["maxItems"]) + 1] or None
-    return None
-
-
-def _wrong_type(schema: Mapping[str, Any], value: Any) -> Any:
-    """A value of another JSON type carrying the same content ("16" for 16, 16 for "16")."""
-    t = schema.get("type")
-    if t in ("integer", "number"):
-        return str(value)
-    if t == "boolean":
-        return "true" if value else "false"
-    if t == "string":
-        if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
-            return float(value) if "." in value else int(value)
-        return [value]
-    if t == "array":
-        return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-    if t == "object":
-        return json.dumps(value, ensure_ascii=False)
-    return None
-
-
 # ---------------------------------------------------------------------------------------------
-# the injectors
+# the injectors: the mutations of :mod:`replan.env.mistakes` in the PARARECOVER style, at the
+# first candidate node where the flaw is a clean instance of its type
 def inject(
     plan: Plan,
     error_type: ErrorType | str,
@@ -272,64 +179,49 @@ def inject(
     return fn(plan, cands, tools, rng, corpus_tools or tools)
 
 
+def _with_args(et: ErrorType, plan: Plan, n: PlanNode, args: dict[str, Any], detail: str):
+    return Injection(et, _replace(plan, n.model_copy(update={"args": args})), n.id, detail)
+
+
 def _param_missing(plan, cands, tools, rng, _ct):
     for n in cands:
         spec = tools.get(n.tool or "")
-        if spec is None:
+        args = drop_param(n.args, spec, rng) if spec is not None else None
+        if args is None:
             continue
-        req = [p for p in spec.parameters["required"] if p in n.args]
-        if not req:
-            continue
-        p = rng.choice(sorted(req))
-        args = {k: v for k, v in n.args.items() if k != p}
-        return Injection(
-            ErrorType.PARAMETER_MISSING,
-            _replace(plan, n.model_copy(update={"args": args})),
-            n.id,
-            f"dropped required parameter {p!r} of {n.tool}",
-        )
+        (p,) = set(n.args) - set(args)
+        detail = f"dropped required parameter {p!r} of {n.tool}"
+        return _with_args(ErrorType.PARAMETER_MISSING, plan, n, args, detail)
     return None
+
+
+def _changed_value(n: PlanNode, args: dict[str, Any]) -> str:
+    p = next(k for k in args if args[k] is not n.args[k])
+    return f"{n.tool}.{p}: {canonical_json(n.args[p])} -> {canonical_json(args[p])}"
 
 
 def _param_invalid(plan, cands, tools, rng, _ct):
     for n in cands:
         spec = tools.get(n.tool or "")
-        if spec is None:
+        if spec is None or not spec.check_names(n.args).ok:
             continue
-        params = _literal_params(n, spec, plan.ids)
-        rng.shuffle(params)
-        for p in params:
-            bad = _invalid_value(spec.param_schema(p) or {}, n.args[p])
-            if bad is None or not spec.check_names({**n.args, p: bad}).ok:
-                continue
-            if spec.check_value(p, bad).ok:
-                continue  # the schema does not forbid it: not a static error
-            args = {**n.args, p: bad}
-            return Injection(
-                ErrorType.PARAMETER_INVALID,
-                _replace(plan, n.model_copy(update={"args": args})),
-                n.id,
-                f"{n.tool}.{p}: {canonical_json(n.args[p])} -> {canonical_json(bad)}",
-            )
+        keys = _literal_params(n, spec, plan.ids)
+        args = invalidate_param(n.args, spec, rng, PARARECOVER, keys=keys)
+        if args is not None:
+            return _with_args(ErrorType.PARAMETER_INVALID, plan, n, args, _changed_value(n, args))
     return None
 
 
 def _param_error(plan, cands, tools, rng, _ct):
     for n in cands:
         spec = tools.get(n.tool or "")
-        if spec is None or not n.args:
+        args = rename_param(n.args, spec, rng, PARARECOVER) if spec is not None else None
+        if args is None:
             continue
-        p = rng.choice(sorted(n.args))
-        for new in _rename_variants(p):
-            if new in spec.param_names or new in n.args:
-                continue
-            args = {(new if k == p else k): v for k, v in n.args.items()}
-            return Injection(
-                ErrorType.PARAMETER_ERROR,
-                _replace(plan, n.model_copy(update={"args": args})),
-                n.id,
-                f"{n.tool}: parameter {p!r} written as {new!r}",
-            )
+        (p,) = set(n.args) - set(args)
+        (new,) = set(args) - set(n.args)
+        detail = f"{n.tool}: parameter {p!r} written as {new!r}"
+        return _with_args(ErrorType.PARAMETER_ERROR, plan, n, args, detail)
     return None
 
 
@@ -338,69 +230,40 @@ def _type_error(plan, cands, tools, rng, _ct):
         spec = tools.get(n.tool or "")
         if spec is None:
             continue
-        params = _literal_params(n, spec, plan.ids)
-        rng.shuffle(params)
-        for p in params:
-            sch = spec.param_schema(p) or {}
-            bad = _wrong_type(sch, n.args[p])
-            if bad is None or spec.check_value(p, bad).code.value != "type_mismatch":
-                continue
-            if isinstance(bad, str) and bad.strip() in spec.param_names:
-                continue
-            args = {**n.args, p: bad}
-            return Injection(
-                ErrorType.TYPE_ERROR,
-                _replace(plan, n.model_copy(update={"args": args})),
-                n.id,
-                f"{n.tool}.{p}: {canonical_json(n.args[p])} -> {canonical_json(bad)}",
-            )
+        keys = _literal_params(n, spec, plan.ids)
+        args = retype_param(n.args, spec, rng, PARARECOVER, keys=keys)
+        if args is not None:
+            return _with_args(ErrorType.TYPE_ERROR, plan, n, args, _changed_value(n, args))
     return None
 
 
 def _tool_name_error(plan, cands, tools, rng, ct):
+    known = set(tools) | set(ct)
     for n in cands:
-        for new in _tool_name_variants(n.tool or ""):
-            if new in tools or new in ct:
-                continue
-            return Injection(
-                ErrorType.TOOL_NAME_ERROR,
-                _replace(plan, n.model_copy(update={"tool": new})),
-                n.id,
-                f"tool {n.tool!r} written as {new!r}",
-            )
+        new = misspell_tool(n.tool or "", known, rng, PARARECOVER)
+        if new is None:
+            continue
+        return Injection(
+            ErrorType.TOOL_NAME_ERROR,
+            _replace(plan, n.model_copy(update={"tool": new})),
+            n.id,
+            f"tool {n.tool!r} written as {new!r}",
+        )
     return None
-
-
-def _similar(a: str, b: str) -> float:
-    return SequenceMatcher(None, a, b).ratio()
 
 
 def _tool_select_error(plan, cands, tools, rng, ct):
     for n in cands:
-        spec = tools.get(n.tool or "") or ct.get(n.tool or "")
-        if spec is None:
+        new = select_wrong_tool(n.tool or "", ct, rng, PARARECOVER)
+        if new is None:
             continue
-        mates = [
-            t
-            for t, s in sorted(ct.items())
-            if t != spec.name and spec.group and s.group == spec.group
-        ]
-        if not mates:
-            pool = [
-                (t, s)
-                for t, s in sorted(ct.items())
-                if t != spec.name and s.domain == spec.domain and s.category == spec.category
-            ]
-            pool.sort(key=lambda ts: -_similar(ts[0], spec.name))
-            mates = [t for t, _ in pool[:3]]
-        if not mates:
-            continue
-        new = rng.choice(mates)
+        group = ct[n.tool or ""].group
+        kind = "alternative" if group and ct[new].group == group else "look-alike"
         return Injection(
             ErrorType.TOOL_SELECT_ERROR,
             _replace(plan, n.model_copy(update={"tool": new})),
             n.id,
-            f"{n.tool} replaced by the {'alternative' if ct[new].group == spec.group and spec.group else 'look-alike'} {new}",
+            f"{n.tool} replaced by the {kind} {new}",
             extra_tools=[] if new in tools else [new],
         )
     return None
@@ -416,19 +279,8 @@ def _toolcall_missing(plan, cands, tools, rng, _ct):
         ]
         if not users:
             continue
-        nodes = []
-        for m in plan.nodes:
-            if m.id == n.id:
-                continue
-            if n.id in m.deps:
-                deps = [d for d in m.deps if d != n.id] + [d for d in n.deps if d != ROOT]
-                if m.id == RESPONSE:
-                    m = m.model_copy(update={"deps": [d for d in m.deps if d != n.id] or [ROOT]})
-                else:
-                    m = _with_deps(m, deps)
-            nodes.append(m)
         try:
-            flawed = Plan.from_nodes(nodes, plan.thought)
+            flawed = Plan.from_nodes(remove_call(plan.nodes, n.id, PARARECOVER), plan.thought)
         except ValueError:
             continue
         return Injection(
@@ -442,14 +294,7 @@ def _toolcall_missing(plan, cands, tools, rng, _ct):
 
 def _toolcall_redundancy(plan, cands, tools, rng, _ct):
     for n in cands:
-        new_id = _next_id(plan)
-        dup = n.model_copy(update={"id": new_id})
-        nodes = []
-        for m in plan.nodes:
-            if m.id == RESPONSE:
-                nodes.append(dup)
-                m = m.model_copy(update={"deps": [*m.deps, new_id]})
-            nodes.append(m)
+        nodes, new_id = duplicate_call(plan.nodes, n.id)
         return Injection(
             ErrorType.TOOLCALL_REDUNDANCY,
             Plan.from_nodes(nodes, plan.thought),
@@ -459,31 +304,30 @@ def _toolcall_redundancy(plan, cands, tools, rng, _ct):
     return None
 
 
+def _carries_state(tools: Mapping[str, ToolSpec], w: PlanNode, m: PlanNode) -> bool:
+    """Whether ``m`` waiting for ``w`` is needed for state (then the edge is no flaw)."""
+    return orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
+
+
 def _dependence_error(plan, cands, tools, rng, _ct):
     ids = plan.ids
-    g = plan.graph()
-
     for m in cands:
         used = sorted(d for d in m.deps if d in _referenced(m, ids))
         if not used:
             continue
         src = rng.choice(used)
-        desc_m = nx.descendants(g, m.id)
+        refs = _referenced(m, ids)
         wrong = [
             w
-            for w in plan.call_nodes
-            if w.id not in (m.id, src)
-            and w.id not in desc_m
-            and w.id not in m.deps
-            and src not in nx.ancestors(g, w.id)
-            and w.id not in _referenced(m, ids)
-            and not orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
+            for w in wrong_dependencies(plan.nodes, m.id, src)
+            if src not in plan.ancestors(w)
+            and w not in refs
+            and not _carries_state(tools, plan.node(w), m)
         ]
         if not wrong:
             continue
         w = rng.choice(wrong)
-        deps = [w.id if d == src else d for d in m.deps]
-        flawed = _replace(plan, _with_deps(m, deps))
+        flawed = _replace(plan, swap_dependency(m, src, w))
         # the source must not stay an ancestor through another route
         if src in flawed.ancestors(m.id):
             continue
@@ -491,7 +335,7 @@ def _dependence_error(plan, cands, tools, rng, _ct):
             ErrorType.DEPENDENCE_ERROR,
             flawed,
             m.id,
-            f"node {m.id} depends on {w.id} instead of {src}, whose output it uses",
+            f"node {m.id} depends on {w} instead of {src}, whose output it uses",
         )
     return None
 
@@ -502,7 +346,7 @@ def _dependence_null(plan, cands, tools, rng, _ct):
         used = sorted(d for d in m.deps if d in _referenced(m, ids))
         rng.shuffle(used)
         for src in used:
-            flawed = _replace(plan, _with_deps(m, [d for d in m.deps if d != src]))
+            flawed = _replace(plan, with_deps(m, [d for d in m.deps if d != src]))
             if src in flawed.ancestors(m.id):
                 continue
             layer = _layer_of(flawed)
@@ -531,7 +375,7 @@ def _parallelism_error(plan, cands, tools, rng, _ct):
             # to a producer in the same wave, not a dependency on something it never reads
             deps = [d for d in m.deps if d != src and layer0.get(d, 0) < layer0[src]]
             deps += [d for d in s.deps if d in refs]
-            flawed = _replace(plan, _with_deps(m, deps))
+            flawed = _replace(plan, with_deps(m, deps))
             if src in flawed.ancestors(m.id):
                 continue
             layer = _layer_of(flawed)
@@ -547,27 +391,20 @@ def _parallelism_error(plan, cands, tools, rng, _ct):
 
 
 def _serial_error(plan, cands, tools, rng, _ct):
-    g = plan.graph()
     for m in cands:
-        anc = nx.ancestors(g, m.id)
-        desc = nx.descendants(g, m.id)
         others = [
             w
-            for w in plan.call_nodes
-            if w.id != m.id
-            and w.id not in anc
-            and w.id not in desc
-            and not orders_state(tools.get(w.tool or ""), tools.get(m.tool or ""))
+            for w in unordered_calls(plan.nodes, m.id)
+            if not _carries_state(tools, plan.node(w), m)
         ]
         if not others:
             continue
         w = rng.choice(others)
-        deps = [d for d in m.deps if d != ROOT] + [w.id]
         return Injection(
             ErrorType.SERIAL_ERROR,
-            _replace(plan, _with_deps(m, deps)),
+            _replace(plan, add_dependency(m, w, PARARECOVER)),
             m.id,
-            f"node {m.id} waits for {w.id}, whose output it never uses",
+            f"node {m.id} waits for {w}, whose output it never uses",
         )
     return None
 
