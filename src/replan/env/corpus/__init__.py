@@ -1,7 +1,9 @@
 """The tool corpus: deterministic tools across six domains and three categories.
 
-``load_corpus()`` imports every domain module once and returns a :class:`Corpus` with the tool
-specs, the alternative groups, the kinds vocabulary and the initial world state.
+Each domain is a package: its code (implementations, private helpers, start state) and its data
+(``tools.json``: kinds, tool specs, alternative groups; ``seeds.json``: seed tables).
+``load_corpus()`` imports every domain once, reads the data files and returns a :class:`Corpus`
+with the tool specs, the alternative groups, the kinds vocabulary and the initial world state.
 """
 
 from __future__ import annotations
@@ -13,11 +15,18 @@ from functools import lru_cache
 from typing import Any
 
 from replan.core.tools import ToolSpec
-from replan.env.corpus.kinds import KINDS, Kind
-from replan.env.corpus.registry import AlternativeGroup, registry
+from replan.env.corpus.data import DomainFile, kind_entry, read_json
+from replan.env.corpus.kinds import KINDS, Kind, register_kind
+from replan.env.corpus.registry import (
+    AlternativeGroup,
+    StateBuilder,
+    implementations,
+    state_builders,
+)
 from replan.env.world import World, WorldState
 
-DOMAIN_MODULES = ("financial", "travel", "shopping", "office", "iot", "general", "groups")
+#: Load order, which is the order of ``Corpus.tools`` (the suite generator walks it).
+DOMAINS = ("financial", "travel", "shopping", "office", "general", "iot", "groups")
 
 
 @dataclass(frozen=True)
@@ -25,7 +34,7 @@ class Corpus:
     tools: dict[str, ToolSpec]
     groups: dict[str, AlternativeGroup]
     kinds: dict[str, Kind]
-    state_builders: tuple[Any, ...]
+    state_builders: tuple[StateBuilder, ...]
 
     def initial_state(self, seed: int = 0) -> WorldState:
         """The start state: every domain's seeded records (accounts, devices, slots, ...)."""
@@ -49,28 +58,43 @@ class Corpus:
 
 @lru_cache(maxsize=1)
 def load_corpus() -> Corpus:
-    for mod in DOMAIN_MODULES:
-        try:
-            importlib.import_module(f"replan.env.corpus.{mod}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"replan.env.corpus.{mod}":
-                raise
-    reg = registry()
-    for gid, grp in reg.groups.items():
+    """The corpus: the shared kinds, then each domain's data paired with its implementations."""
+    for entry in read_json(__name__, "kinds.json")["kinds"]:
+        register_kind(kind_entry(entry, f"{__name__}/kinds.json"))
+    files = []
+    for name in DOMAINS:
+        package = f"{__name__}.{name}"
+        importlib.import_module(package)  # registers implementations and start states
+        files.append(DomainFile.load(package))
+    impls = implementations()
+    tools: dict[str, ToolSpec] = {}
+    groups: dict[str, AlternativeGroup] = {}
+    for f in files:
+        for k in f.kinds:
+            register_kind(k)
+        for entry in f.tools:
+            name = entry["name"]
+            if name in tools:
+                raise ValueError(f"corpus tool {name!r} is defined twice")
+            if name not in impls:
+                raise ValueError(f"corpus tool {name!r} ({f.package}) has no implementation")
+            tools[name] = f.spec(entry, impls[name])
+        for g in f.groups:
+            if g.id in groups:
+                raise ValueError(f"alternative group {g.id!r} is declared twice")
+            groups[g.id] = g
+    unspecified = sorted(set(impls) - set(tools))
+    if unspecified:
+        raise ValueError(f"implementations without a spec in any tools.json: {unspecified}")
+    for gid, grp in groups.items():
         for name in grp.tools:
-            if name not in reg.tools:
+            if name not in tools:
                 raise ValueError(f"group {gid!r} names unknown tool {name!r}")
-            if reg.tools[name].group != gid:
+            if tools[name].group != gid:
                 raise ValueError(
-                    f"tool {name!r} is in group {gid!r} but declares group "
-                    f"{reg.tools[name].group!r}"
+                    f"tool {name!r} is in group {gid!r} but declares group {tools[name].group!r}"
                 )
-    return Corpus(
-        tools=dict(reg.tools),
-        groups=dict(reg.groups),
-        kinds=dict(KINDS),
-        state_builders=tuple(reg.state_builders),
-    )
+    return Corpus(tools=tools, groups=groups, kinds=dict(KINDS), state_builders=state_builders())
 
 
 __all__ = ["AlternativeGroup", "Corpus", "load_corpus"]
