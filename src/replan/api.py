@@ -15,7 +15,6 @@ from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.report.summary import summarize
 from replan.runner.core import (
-    DEFAULT_DESIGNS,
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
     Backend,
@@ -87,7 +86,7 @@ def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
 def run(
     suite: str = "toolmaze",
     *,
-    agents: Sequence[str] = DEFAULT_DESIGNS,
+    agents: Sequence[str] = (),
     models: Sequence[str] = (DEFAULT_MODEL,),
     seeds: int = 1,
     limit: int | None = None,
@@ -104,7 +103,7 @@ def run(
 ) -> Results:
     """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``.
 
-    An episode still running after ``episode_timeout`` seconds is stored as ``timeout``."""
+    ``agents`` empty: the suite's default designs. An episode still running after ``episode_timeout`` seconds is stored as ``timeout``."""
     cfg = RunConfig(
         suite=suite,
         agents=list(agents),

@@ -14,10 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from replan.runner.core import (
-    DEFAULT_DESIGNS,
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
-    REPLAN_POINT_SUITES,
+    DEFAULT_SUITE,
     RunConfig,
 )
 from replan.runner.safety import exit_hard_if_threads_hang, run_interruptibly
@@ -32,8 +31,12 @@ def _csv(values: list[str] | None) -> list[str]:
 
 
 def run_command(
-    suite: str = typer.Option("toolmaze", help="suite name (see `replan suites list`)"),
-    agents: str = typer.Option(",".join(DEFAULT_DESIGNS), help="designs, comma separated"),
+    suite: str = typer.Option(DEFAULT_SUITE, help="suite name (see `replan suites list`)"),
+    agents: str = typer.Option(
+        None,
+        help="designs, comma separated [default: the suite's designs, see `replan suites list`]",
+        show_default=False,
+    ),
     model: list[str] = typer.Option(None, "--model", "-m", help="model spec, repeatable"),
     profile: str = typer.Option(None, help="shorthand for --model simulated:PROFILE"),
     profile_set: list[str] = typer.Option(
@@ -96,13 +99,19 @@ def run_command(
     ),
 ) -> None:
     """Run designs on a suite, score every episode, store it, and print the comparison."""
-    from replan.runner.preflight import PreflightError, check_profile, check_run
+    from replan.runner.preflight import PreflightError, check_profile, check_run, check_suite
 
     err = Console(stderr=True)
-    designs = [agent.rsplit(":", 1)[-1]] if agent else _csv([agents])
-    if not agent and suite in REPLAN_POINT_SUITES and agents == ",".join(DEFAULT_DESIGNS):
-        designs = ["replanner_loop"]
     try:
+        if agent:
+            designs = [agent.rsplit(":", 1)[-1]]
+        elif agents is not None:
+            designs = _csv([agents])
+        else:  # the suite's own choice
+            from replan.runner.core import default_designs
+
+            check_suite(suite, suite_path)
+            designs = default_designs(suite)
         if prompt not in ("standard", "hint"):
             raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
         if profile:
@@ -348,14 +357,18 @@ def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], b
 
 
 def scoring_code_stamp() -> list[Any]:
-    """Size and mtime of every module the summary and report are computed by, so that a cached
-    summary is never shown after the scoring code changed (an upgrade, an edit)."""
+    """The scoring code's stamp (:func:`replan.evaluators.scoring_stamp`) and the size and mtime
+    of every report module the summary is computed by, so that a cached summary is never shown
+    after that code changed (an upgrade, an edit)."""
     import replan
+    from replan.evaluators import scoring_stamp
 
     root = Path(replan.__file__).parent
-    parts = ("core", "evaluators", "report")
-    files = [f for sub in parts for f in sorted((root / sub).rglob("*.py"))]
-    return [[str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files]
+    files = sorted((root / "report").rglob("*.py"))
+    return [
+        scoring_stamp(),
+        *([str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files),
+    ]
 
 
 def run_header(cfg: RunConfig | None, outcome: Any) -> str:

@@ -1,6 +1,7 @@
 """The agent designs as compiled LangGraph graphs, and running one episode of one design.
 
-``build_graph(design, model, world)`` compiles one of :data:`DESIGNS`; ``run_episode`` builds the
+``build_graph(design, model, world)`` compiles a registered design (:mod:`.registry`;
+:func:`design_names` lists them); ``run_episode`` builds the
 task's world, runs the graph and returns a scored :class:`~replan.core.trace.Episode` — it never
 raises for what happens inside the run: a model that keeps failing ends with ``model_error``,
 a node that crashes with ``crashed`` (and the error text), the budgets with their end reasons.
@@ -33,21 +34,21 @@ from replan.env.world import FaultInjector, World
 from replan.graphs.dual_loop import build_dual_loop
 from replan.graphs.plan_conditioned import build_plan_conditioned
 from replan.graphs.react import build_react
+from replan.graphs.registry import DESIGN_REGISTRY, Design, design, design_names, get_design
 from replan.graphs.replanner_loop import build_replanner_loop
 from replan.nodes.config import AgentConfig, RetrySettings
 from replan.nodes.frontier import WAVE_THREADS
 from replan.nodes.llm import describe_error, model_label
 
-DESIGNS: tuple[str, ...] = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
-
-_BUILDERS: dict[str, Callable[..., CompiledStateGraph]] = {
-    "react": build_react,
-    "plan_conditioned": build_plan_conditioned,
-    "dual_loop": build_dual_loop,
-    "replanner_loop": build_replanner_loop,
-}
-
 EventHandler = Callable[[dict[str, Any]], None]
+
+
+def __getattr__(name: str) -> Any:
+    """``DESIGNS``: the registered designs' names when asked (plugins included), kept for
+    ``from replan.graphs import DESIGNS``; :func:`design_names` is the call."""
+    if name == "DESIGNS":
+        return tuple(design_names())
+    raise AttributeError(f"module 'replan.graphs' has no attribute {name!r}")
 
 
 def build_graph(
@@ -59,9 +60,8 @@ def build_graph(
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
     """Compile ``design`` for ``model`` over ``world`` (the query comes in the graph input)."""
-    if design not in _BUILDERS:
-        raise ValueError(f"unknown agent design {design!r}; choose one of {', '.join(DESIGNS)}")
-    return _BUILDERS[design](model, world, config or AgentConfig(), checkpointer=checkpointer)
+    build = get_design(design).build
+    return build(model, world, config or AgentConfig(), checkpointer=checkpointer)
 
 
 def graph_input(query: str, world: World) -> dict[str, Any]:
@@ -107,7 +107,8 @@ class _Run:
             on_event(chunk)
 
     def budget_reason(self) -> EndReason:
-        return EndReason.ROUND_BUDGET if self.design == "replanner_loop" else EndReason.STEP_BUDGET
+        found = DESIGN_REGISTRY.find(self.design)
+        return found.budget_reason if found else EndReason.STEP_BUDGET
 
     def episode(
         self, wall_s: float, *, reason: EndReason | None = None, error: str | None = None
@@ -323,7 +324,9 @@ def episode_from_state(
 
 __all__ = [
     "DESIGNS",
+    "DESIGN_REGISTRY",
     "AgentConfig",
+    "Design",
     "RetrySettings",
     "arun_episode",
     "build_dual_loop",
@@ -331,7 +334,10 @@ __all__ = [
     "build_plan_conditioned",
     "build_react",
     "build_replanner_loop",
+    "design",
+    "design_names",
     "episode_from_state",
+    "get_design",
     "graph_input",
     "run_episode",
     "runnable_config",

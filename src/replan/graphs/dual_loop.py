@@ -12,6 +12,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from replan.env.world import World
+from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
 from replan.nodes.planner import (
@@ -27,6 +28,7 @@ def _after_plan(state: AgentState) -> str:
     return END if ended(state) else "verifier"
 
 
+@design("dual_loop")
 def build_dual_loop(
     model: BaseChatModel,
     world: World,

@@ -10,6 +10,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from replan.env.world import World
+from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
 from replan.nodes.planner import make_planner_node
@@ -20,6 +21,7 @@ def _after_planner(state: AgentState) -> str:
     return END if ended(state) else "executor"
 
 
+@design("plan_conditioned")
 def build_plan_conditioned(
     model: BaseChatModel,
     world: World,

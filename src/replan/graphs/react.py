@@ -9,11 +9,13 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from replan.env.world import World
+from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
 from replan.nodes.state import AgentState, make_start_node
 
 
+@design("react")
 def build_react(
     model: BaseChatModel,
     world: World,

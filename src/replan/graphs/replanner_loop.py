@@ -16,7 +16,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
+from replan.core.trace import EndReason
 from replan.env.world import World
+from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import bind_world_tools
 from replan.nodes.frontier import (
@@ -31,6 +33,7 @@ from replan.nodes.planner import make_planner_node
 from replan.nodes.state import AgentState, make_start_node
 
 
+@design("replanner_loop", budget_reason=EndReason.ROUND_BUDGET, replans=True)
 def build_replanner_loop(
     model: BaseChatModel,
     world: World,

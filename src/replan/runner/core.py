@@ -2,13 +2,15 @@
 
 Each job is one episode. The local backend runs jobs as asyncio tasks under a semaphore (model
 calls and tools are the only waits); another backend (Ray) plugs in through :class:`Backend`.
-Every finished episode is scored and committed to the results store at once, so a killed run
-loses only the episodes in flight and rerunning the same command skips what is done.
+Every finished episode is scored, once, and committed to the results store at once with its
+feedback and records (what the summary, the report and compare read), so a killed run loses only
+the episodes in flight and rerunning the same command skips what is done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import time
@@ -20,8 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from replan.core.redact import redact, redact_url, redact_value
-from replan.core.task import Task
+from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
+from replan.evaluators import score_one, scoring_stamp
 from replan.runner.store import (
     FeedbackRow,
     ResultsStore,
@@ -29,10 +32,8 @@ from replan.runner.store import (
     episode_key,
 )
 
-DEFAULT_DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
+DEFAULT_SUITE = "toolmaze"
 DEFAULT_MODEL = "simulated:competent"
-#: suites whose instances start at a replan point (the previous plan and the last wave's results)
-REPLAN_POINT_SUITES = ("pararecover", "pararecover-synth")
 #: seconds one episode may take before it is abandoned and recorded as ``timeout``
 DEFAULT_EPISODE_TIMEOUT_S = 900.0
 #: RunConfig fields that do not change results (left out of the experiment id)
@@ -43,8 +44,9 @@ OPERATIONAL_FIELDS = ("concurrency", "episode_timeout_s", "model_timeout_s")
 class RunConfig:
     """Everything that defines an experiment (and so its id, which resume relies on)."""
 
-    suite: str = "toolmaze"
-    agents: list[str] = field(default_factory=lambda: list(DEFAULT_DESIGNS))
+    suite: str = DEFAULT_SUITE
+    #: designs to run; empty: the suite's default designs (``Suite.default_designs``)
+    agents: list[str] = field(default_factory=list)
     models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
     seeds: int = 1
     limit: int | None = None
@@ -60,6 +62,11 @@ class RunConfig:
     episode_timeout_s: float | None = DEFAULT_EPISODE_TIMEOUT_S
     #: seconds per model request (``None``: $REPLAN_MODEL_TIMEOUT or the providers' default)
     model_timeout_s: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.agents:
+            with contextlib.suppress(ValueError):  # an unknown suite: loading it says so
+                self.agents = default_designs(self.suite)
 
     def experiment_id(self) -> str:
         """What the results depend on, hashed: not how fast or how long they may take, nor a
@@ -129,22 +136,43 @@ def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
     )
 
 
+def default_designs(suite: str) -> list[str]:
+    """The designs a run of ``suite`` runs when none are named: the suite's own choice, else
+    every registered design."""
+    from replan.graphs import design_names
+    from replan.suites import get_suite
+
+    return list(get_suite(suite).default_designs) or design_names()
+
+
+def __getattr__(name: str) -> Any:
+    """``DEFAULT_DESIGNS``: the default suite's designs (kept for ``from replan.runner.core
+    import DEFAULT_DESIGNS``; the suite's ``default_designs`` field is the one definition)."""
+    if name == "DEFAULT_DESIGNS":
+        return tuple(default_designs(DEFAULT_SUITE))
+    raise AttributeError(f"module 'replan.runner.core' has no attribute {name!r}")
+
+
+def filter_parts(cfg: RunConfig) -> tuple[list[str], list[str]]:
+    """``--filter`` split into the suite's levels and the modes (upper-cased)."""
+    from replan.suites import get_suite
+
+    levels = get_suite(cfg.suite).levels
+    tokens = [f.strip().upper() for f in cfg.filter]
+    return [t for t in tokens if t in levels], [t for t in tokens if t in MODES]
+
+
 def suite_options(cfg: RunConfig) -> dict[str, Any]:
-    """Generate only what the run needs: the ToolMaze generator is prefix-stable (the first k
-    base tasks of a level are the same whatever the total), so a subset asks for k per level."""
+    """The suite's load options for this run: the configured ones, plus what the suite's
+    ``subset_options`` narrows generation to for the filter, limit and default subset."""
+    from replan.suites import get_suite
+
     opts = dict(cfg.suite_options)
-    if cfg.suite == "toolmaze" and "per_level" not in opts:
-        levels = [f.upper() for f in cfg.filter if f.upper().startswith("C")]
-        modes = [f.upper() for f in cfg.filter if f.upper().startswith(("P", "NP"))]
-        if cfg.limit is not None:  # --limit spreads over the cells: ceil(N / cells) per cell
-            cells = (len(levels) or 4) * (len(modes) or 5)
-            wanted = -(-cfg.limit // cells)
-        else:
-            wanted = cfg.per_cell
-        if wanted:
-            opts["per_level"] = min(100, wanted)
-        if levels:
-            opts.setdefault("levels", levels)
+    narrow = get_suite(cfg.suite).subset_options
+    if narrow is not None and "per_level" not in opts:
+        levels, modes = filter_parts(cfg)
+        for k, v in narrow(levels, modes, cfg.limit, cfg.per_cell).items():
+            opts.setdefault(k, v)
     return opts
 
 
@@ -200,18 +228,17 @@ def suite_source(cfg: RunConfig) -> str:
 
 def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
     """Apply ``--filter`` (levels and/or modes), the stratified default subset and ``--limit``."""
-    levels = {f for f in cfg.filter if f.upper().startswith("C")}
-    modes = {f.upper() for f in cfg.filter if f.upper().startswith(("P", "NP"))}
+    from replan.suites import get_suite
+
+    levels, modes = filter_parts(cfg)
     out = [
         t
         for t in tasks
-        if (not levels or (t.level or "") in levels) and (not modes or t.mode in modes)
+        if (not levels or (t.level or "").upper() in levels) and (not modes or t.mode in modes)
     ]
-    if cfg.per_cell and cfg.limit is None and cfg.suite == "toolmaze":
-        cells: dict[tuple[str | None, str], list[Task]] = {}
-        for t in out:
-            cells.setdefault((t.level, t.mode), []).append(t)
-        out = [t for cell in sorted(cells, key=str) for t in cells[cell][: cfg.per_cell]]
+    stratifier = get_suite(cfg.suite).stratifier
+    if cfg.per_cell and cfg.limit is None and stratifier is not None:
+        out = stratifier(out, cfg.per_cell)
     if cfg.limit is not None:
         out = round_robin_cells(out, cfg.limit)
     return out
@@ -262,7 +289,7 @@ def model_options(spec: str, cfg: RunConfig) -> dict[str, Any]:
 
 
 async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
-    from replan.graphs import arun_episode
+    from replan.graphs import arun_episode, design_names, get_design
     from replan.models import make_model
     from replan.runner.safety import in_daemon_thread
 
@@ -275,13 +302,15 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
         return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
     try:
         faults = fault_injector(job.task)
-        if job.task.suite in REPLAN_POINT_SUITES and not cfg.agent_factory:
-            if job.design != "replanner_loop":
+        if replan_point(job.task) and not cfg.agent_factory:
+            if not get_design(job.design).replans:
+                replanners = [d for d in design_names() if get_design(d).replans]
                 return failed_episode(
                     job,
                     EndReason.CRASHED,
                     f"task {job.task.task_id}: {job.task.suite} instances start mid-run, at the "
-                    f"replanner; run them with --agents replanner_loop (not {job.design})",
+                    f"replanner; run them with --agents {','.join(replanners)} "
+                    f"(not {job.design})",
                 )
             from replan.graphs.replan_point import replay_task
 
@@ -329,6 +358,14 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
     return ep.model_copy(update={"model": job.model, "design": job.design, "episode_id": job.key})
 
 
+def replan_point(task: Task) -> bool:
+    """Whether ``task`` starts mid-run at the replanner (its suite's ``start``)."""
+    from replan.suites import SUITES
+
+    found = SUITES.find(task.suite)
+    return found is not None and found.start == "replan_point"
+
+
 def episode_config(cfg: RunConfig) -> Any:
     from replan.nodes.config import AgentConfig
 
@@ -351,16 +388,11 @@ def load_factory(spec: str) -> Callable[..., Any]:
     return load_agent_factory(spec)
 
 
-def score_rows(episode: Episode, task: Task) -> list[FeedbackRow]:
-    """Per-episode feedback rows from the evaluators."""
-    from replan.evaluators import score_episode
-
-    return [
-        FeedbackRow(
-            key=f.key, score=f.score, comment=f.comment or "", value=getattr(f, "value", None)
-        )
-        for f in score_episode(episode, task)
-    ]
+def score_rows(episode: Episode, task: Task) -> tuple[list[FeedbackRow], dict[str, Any]]:
+    """The one scoring of an episode: its feedback rows and its per-run records (stored together
+    with :func:`~replan.evaluators.scoring_stamp`)."""
+    scored = score_one(episode, task)
+    return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
 
 
 @dataclass
@@ -427,11 +459,14 @@ async def arun(
             progress(counts["done"], len(jobs), 0)
 
         def on_done(job: Job, ep: Episode) -> None:
+            records = None
             try:
-                rows = score_rows(ep, job.task)
+                rows, records = score_rows(ep, job.task)
             except Exception as exc:  # scoring must never lose the episode
                 rows = [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))]
-            store.save_episode(exp, ep, rows, level=job.task.level)
+            store.save_episode(
+                exp, ep, rows, level=job.task.level, records=records, stamp=scoring_stamp()
+            )
             counts["done"] += 1
             counts["failures"] += int(ep.end_reason.value in FAILURE_END_REASONS)
             if progress:

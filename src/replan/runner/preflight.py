@@ -40,6 +40,7 @@ CREDENTIALS: dict[str, str] = {
     "together": "TOGETHER_API_KEY",
 }
 
+
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(choices), n=1)
     return f"did you mean {close[0]!r}? " if close else ""

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import json
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from replan.env.simulators import (
     result_failed,
 )
 from replan.env.world import World, WorldState
+from replan.suites.suite import StatsTable, csv_option, suite
 
 
 class FunCall(BaseModel):
@@ -354,8 +356,8 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
             tools=ToolSpec.from_pararecover(meta.get("tool_list") or []),
             plan_text=plan_text,
             plan=plan,
-            funcall_times_gt=meta.get("funcall_times_gt"),
-            round_gt=meta.get("round_gt"),
+            funcall_times_gt=task.min_calls,
+            round_gt=task.optimal_rounds,
             error_types=error_types,
             fun_call=calls,
             level=task.level or "LEVEL-1",
@@ -440,8 +442,6 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
             "tags": inst.tags,
             "error_types": [e.value for e in inst.error_types],
             "error_reason": inst.error_reason,
-            "round_gt": inst.round_gt,
-            "funcall_times_gt": inst.funcall_times_gt,
             "rounds_executed": start.rounds_executed,
             "calls_executed": start.calls_executed,
             "rounds_counting": "tool-call waves + 1 response round (upstream round_gt)",
@@ -477,3 +477,63 @@ def load_tasks(
             if wanted is None or inst.level.upper() in wanted:
                 out.append(instance_to_task(inst))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the suite as replan run, replan suites and load_suite see it
+def error_type_views(name: str, body: dict[str, dict[str, Any]]) -> list[StatsTable | str]:
+    """Per level: a table of error types × counts (per round for LEVEL-2), then a line of mean
+    G, gt calls and rounds executed (the ParaRecover suites' ``replan suites stats`` view)."""
+    out: list[StatsTable | str] = []
+    for level, row in body.items():
+        cols = [k for k in row if isinstance(row[k], dict)]
+        types = sorted({t for c in cols for t in row[c]})
+        rows = tuple((t, *[str(row[c].get(t, 0)) for c in cols]) for t in types)
+        out.append(
+            StatsTable(f"{name} {level}: {row['instances']} instances", ("error type", *cols), rows)
+        )
+        out.append(
+            f"mean round_gt {row.get('mean_round_gt')}, mean funcall_times_gt "
+            f"{row.get('mean_funcall_times_gt')}, mean rounds executed {row.get('mean_rounds_executed')}"
+        )
+    return out
+
+
+def _stats(*, path: str | Path, progress: Any = None) -> dict[str, Any]:
+    """Per level: instances, error-type counts, mean G, gt calls and rounds already executed."""
+    tasks = load_tasks(path)
+    out: dict[str, Any] = {"suite": "pararecover", "path": str(path), "levels": {}}
+    for level in sorted({t.level or "?" for t in tasks}):
+        ts = [t for t in tasks if t.level == level]
+        tags = Counter(e for t in ts for e in t.metadata.get("error_types") or [])
+        g = [t.optimal_rounds for t in ts if t.optimal_rounds is not None]
+        c = [t.min_calls for t in ts if t.min_calls is not None]
+        out["levels"][level] = {
+            "instances": len(ts),
+            "error_types": dict(sorted(tags.items())),
+            "mean_round_gt": round(sum(g) / len(g), 2) if g else None,
+            "mean_funcall_times_gt": round(sum(c) / len(c), 2) if c else None,
+            "mean_rounds_executed": round(
+                sum(t.metadata.get("rounds_executed", 0) for t in ts) / len(ts), 2
+            ),
+        }
+    return out
+
+
+@suite(
+    "pararecover",
+    description="ParaRecover LEVEL-1 / LEVEL-2 instances from the upstream .jsonl files",
+    requires_help="a ParaRecover .jsonl file or directory; the bundled sample is "
+    "src/replan/samples/pararecover-sample, or fetch the data with "
+    "`replan data pararecover --dest DIR`",
+    start="replan_point",
+    default_designs=("replanner_loop",),
+    stats=_stats,
+    stats_view=lambda report: error_type_views("pararecover", report["levels"]),
+)
+def load(
+    *, path: str | Path, levels: Iterable[str] | str | None = None, limit: int | None = None
+) -> list[Task]:
+    """The ``pararecover`` suite: :func:`load_tasks` of ``path``, the first ``limit``."""
+    tasks = load_tasks(path, csv_option(levels))
+    return tasks[: int(limit)] if limit is not None else tasks

@@ -14,9 +14,10 @@ with their results in their description; the nodes of round ``k`` are still ``pe
 results form the last wave, ``fun_call``). LEVEL-1 puts one error in the latest round; LEVEL-2 puts
 one error in each of two or three rounds, the earlier ones unnoticed and propagated (a failed call
 was taken as done, and what depended on it ran on its bad output). Error types follow the paper's
-balance (seed 000, Table 10 for LEVEL-1, Table 11 per round for LEVEL-2). ``round_gt`` (G) counts
-the gold plan's call waves plus the response round, and ``funcall_times_gt`` its calls — the
-conventions of the upstream files (a chain of six calls has ``round_gt`` 7).
+balance (seed 000, Table 10 for LEVEL-1, Table 11 per round for LEVEL-2). ``Task.optimal_rounds``
+(G, the upstream ``round_gt``) counts the gold plan's call waves plus the response round, and
+``Task.min_calls`` (the upstream ``funcall_times_gt``) its calls — the conventions of the
+upstream files (a chain of six calls has G = 7).
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ from replan.env.mistakes import (
 )
 from replan.env.verifier import orders_state
 from replan.env.world import World, WorldState, stable_seed
+from replan.suites.pararecover import error_type_views
+from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
 
 SUITE = "pararecover-synth"
@@ -737,8 +740,6 @@ def _to_task(
             "error_nodes": [i.node for i in injections],
             "error_details": [i.detail for i in injections],
             "rounds_executed": k,
-            "round_gt": gold.depth + 1,
-            "funcall_times_gt": len(gold.call_nodes),
             "rounds_include_response": True,
             "bindings": {n: history.results[n] for r in history.rounds for n in r},
             # the world after the history: where a replan's continuation runs
@@ -827,8 +828,8 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
             "tool_list": json.dumps(tool_list, ensure_ascii=False),
             "plan": json.dumps(meta["plan"], ensure_ascii=False),
             "error_reason": "; ".join(meta.get("error_details") or []),
-            "funcall_times_gt": str(meta["funcall_times_gt"]),
-            "round_gt": str(meta["round_gt"]),
+            "funcall_times_gt": str(t.min_calls),
+            "round_gt": str(t.optimal_rounds),
         }
         types = list(meta["error_types"])
         if t.level == "LEVEL-1":
@@ -839,3 +840,38 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
         rec["fun_call"] = json.dumps(meta["fun_call"], ensure_ascii=False, default=str)
         out.append(rec)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the suite as replan run, replan suites and load_suite see it
+def _stats(*, seed: int = 0, progress: Any = None) -> dict[str, Any]:
+    """Generate the whole suite and count it (:func:`synth_stats`)."""
+    if progress is not None:
+        progress("generating the pararecover-synth suite", 0, 0)
+    return {"suite": SUITE, "seed": seed, **synth_stats(generate_synth(seed=seed))}
+
+
+@suite(
+    SUITE,
+    description="ParaRecover-style replan points with known errors, from ToolMaze gold paths",
+    start="replan_point",
+    default_designs=("replanner_loop",),
+    stats=_stats,
+    stats_view=lambda report: error_type_views(
+        SUITE, {k: v for k, v in report.items() if k.startswith("LEVEL")}
+    ),
+)
+def load(
+    *,
+    n_level1: int = 400,
+    n_level2: int = 400,
+    levels: Iterable[str] | str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+) -> list[Task]:
+    """The ``pararecover-synth`` suite: :func:`generate_synth`, then ``levels`` and ``limit``."""
+    tasks = generate_synth(seed=int(seed), n_level1=int(n_level1), n_level2=int(n_level2))
+    wanted = {lv.upper() for lv in csv_option(levels) or ()}
+    if wanted:
+        tasks = [t for t in tasks if (t.level or "").upper() in wanted]
+    return tasks[: int(limit)] if limit is not None else tasks

@@ -54,6 +54,7 @@ from replan.core.tools import DOMAINS
 from replan.env.corpus import Corpus, load_corpus
 from replan.env.perturb import Perturber, injector_for
 from replan.env.verifier import verify
+from replan.suites.suite import StatsTable, csv_option, per_cell_subset, suite
 from replan.suites.toolmaze.assembly import Literals, _Builder, _State
 from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
 from replan.suites.toolmaze.generator import BaseTask, Generator
@@ -219,6 +220,98 @@ def task_injector(task: Task) -> Perturber | None:
     return injector_for(task)
 
 
+# ---------------------------------------------------------------------------------------------
+# the suite as replan run, replan suites and load_suite see it
+def _subset_options(
+    levels: Sequence[str], modes: Sequence[str], limit: int | None, per_cell: int
+) -> dict[str, Any]:
+    """Generate only what a run needs: the generator is prefix-stable (the first k base tasks
+    of a level are the same whatever the total), so a subset asks for k per level."""
+    opts: dict[str, Any] = {}
+    if limit is not None:  # --limit spreads over the cells: ceil(N / cells) per cell
+        wanted = -(-limit // ((len(levels) or len(LEVELS)) * (len(modes) or len(MODES))))
+    else:
+        wanted = per_cell
+    if wanted:
+        opts["per_level"] = min(PER_LEVEL, wanted)
+    if levels:
+        opts["levels"] = list(levels)
+    return opts
+
+
+def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
+    """Generate the whole suite (a minute or so), reporting each base task to ``progress``."""
+    global ON_BASE_TASK
+    total = len(LEVELS) * PER_LEVEL
+    done_before: dict[str, int] = {}
+
+    def tick(level: str, done: int, n: int) -> None:
+        done_before[level] = done
+        if progress is not None:
+            progress(f"generating toolmaze {level}", sum(done_before.values()), total)
+
+    ON_BASE_TASK = tick
+    try:
+        tasks = generate(seed=seed)
+    finally:
+        ON_BASE_TASK = None
+    return {"suite": SUITE, "seed": seed, **stats(tasks)}
+
+
+def _stats_view(report: dict[str, Any]) -> list[StatsTable | str]:
+    """ToolMaze Table 1 figures per level, then the instances per mode."""
+    levels = report["levels"]
+    lvs = list(levels)
+    doms = next(iter(levels.values()))["domain_involvement"] if levels else {}
+    rows = [
+        (f"domain: {d}", *[str(levels[lv]["domain_involvement"][d]) for lv in lvs]) for d in doms
+    ]
+    rows += [
+        ("mean Jaccard", *[f"{levels[lv]['mean_jaccard']:.3f}" for lv in lvs]),
+        ("avg length", *[f"{levels[lv]['avg_length']:.2f}" for lv in lvs]),
+        (
+            "length min/max",
+            *[f"{levels[lv]['min_length']}/{levels[lv]['max_length']}" for lv in lvs],
+        ),
+        ("valid paths", *[str(levels[lv]["valid_paths"]) for lv in lvs]),
+        ("base tasks", *[str(levels[lv]["tasks"]) for lv in lvs]),
+    ]
+    title = "toolmaze: ToolMaze Table 1 figures per level"
+    return [
+        StatsTable(title, ("metric", *lvs), tuple(rows)),
+        "instances per mode: " + ", ".join(f"{m} {n}" for m, n in report["modes"].items()),
+    ]
+
+
+@suite(
+    SUITE,
+    description="ToolMaze-style C1–C4 tasks × NP, P1–P4 (400 base tasks, 2,000 instances)",
+    default_designs=("react", "plan_conditioned", "dual_loop", "replanner_loop"),
+    levels=LEVELS,
+    stratifier=per_cell_subset,
+    subset_options=_subset_options,
+    stats=_stats,
+    stats_view=_stats_view,
+)
+def load(
+    *,
+    levels: Iterable[str] | str | None = None,
+    modes: Iterable[str] | str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    per_level: int = PER_LEVEL,
+) -> list[Task]:
+    """The ``toolmaze`` suite: :func:`generate` with options as ``replan run`` passes them
+    (levels and modes as lists or ``"C1,C2"`` text, any case)."""
+    return generate(
+        seed=int(seed),
+        levels=[lv.upper() for lv in csv_option(levels) or LEVELS],
+        modes=[m.upper() for m in csv_option(modes) or MODES],
+        limit=int(limit) if limit is not None else None,
+        per_level=int(per_level),
+    )
+
+
 __all__ = [
     "LEVELS",
     "SUITE",
@@ -230,6 +323,7 @@ __all__ = [
     "base_tasks",
     "execute_plan",
     "generate",
+    "load",
     "path_plans",
     "random_plan",
     "stats",

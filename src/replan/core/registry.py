@@ -1,0 +1,146 @@
+"""Registries: what replan can run and score, each entry registered by the file that defines it.
+
+A :class:`Registry` maps names to objects (a suite, a design's graph builder, a metric, a model
+kind). A built-in entry registers itself with a decorator in its own module; the first lookup
+imports every public module of the registry's package, so a new file there is found without
+editing another, and ``import replan`` stays light. Entries from outside the package come from
+plugins, imported before every lookup that has not seen them yet (as inspect-ai loads its
+``inspect_ai`` entry points):
+
+- every entry point of the group ``replan`` (``[project.entry-points.replan]`` in a package's
+  ``pyproject.toml``: ``my_suite = "my_pkg.my_suite"``);
+- every module named in ``$REPLAN_PLUGINS`` (comma separated; importable from the working
+  directory), e.g. ``REPLAN_PLUGINS=my_metric replan run ...``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import pkgutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+#: environment variable naming plugin modules, comma separated
+PLUGINS_ENV = "REPLAN_PLUGINS"
+#: entry-point group of installed plugins
+ENTRY_POINT_GROUP = "replan"
+
+_imported_plugins: set[str] = set()
+_entry_points_loaded = False
+
+
+class PluginError(ValueError):
+    """A plugin module that cannot be imported; the message names it and the cause."""
+
+
+def _import_plugin(name: str, where: str) -> None:
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        raise PluginError(
+            f"plugin {name!r} ({where}): import failed: {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def load_plugins() -> None:
+    """Import the ``replan`` entry points (once) and the modules of ``$REPLAN_PLUGINS`` not yet
+    imported; each registers what it defines."""
+    global _entry_points_loaded
+    if not _entry_points_loaded:
+        _entry_points_loaded = True
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            if ep.value not in _imported_plugins:
+                _imported_plugins.add(ep.value)
+                _import_plugin(ep.value.partition(":")[0], f"entry point {ep.name}")
+    for name in os.environ.get(PLUGINS_ENV, "").split(","):
+        name = name.strip()
+        if name and name not in _imported_plugins:
+            _imported_plugins.add(name)
+            _import_plugin(name, f"${PLUGINS_ENV}")
+
+
+class Registry(Generic[T]):
+    """Named entries of one kind, in registration order.
+
+    ``package`` is the dotted package whose public modules hold the built-in entries (imported
+    on the first lookup, ``first`` before the others, so that listings lead with them). A name registered again from the same module replaces the entry (a
+    reloaded module); from another module it is an error naming both.
+    """
+
+    def __init__(self, kind: str, package: str | None = None, first: Sequence[str] = ()) -> None:
+        self.kind = kind
+        self.package = package
+        self.first = tuple(first)
+        self._items: dict[str, T] = {}
+        self._modules: dict[str, str] = {}
+        self._loaded = False
+
+    def register(self, name: str, obj: T, *, module: str) -> T:
+        """Add ``obj`` under ``name`` (``module``: where it is defined); returns ``obj``."""
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"a {self.kind} needs a non-empty name, not {name!r}")
+        before = self._modules.get(name)
+        if before is not None and before != module:
+            raise ValueError(
+                f"{self.kind} {name!r} is registered twice: in {before} and in {module}"
+            )
+        self._items[name] = obj
+        self._modules[name] = module
+        return obj
+
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (a test's toy entry, a plugin being replaced)."""
+        self._items.pop(name, None)
+        self._modules.pop(name, None)
+
+    def _ensure(self) -> None:
+        if not self._loaded and self.package:
+            self._loaded = True  # first: a module that looks names up while importing
+            try:
+                pkg = importlib.import_module(self.package)
+                found = [i.name for i in pkgutil.iter_modules(pkg.__path__)]
+                for name in [*self.first, *found]:
+                    if not name.startswith("_"):
+                        importlib.import_module(f"{self.package}.{name}")
+            except BaseException:
+                self._loaded = False
+                raise
+        load_plugins()
+
+    def names(self) -> list[str]:
+        """Every registered name, in registration order."""
+        self._ensure()
+        return list(self._items)
+
+    def items(self) -> Iterator[tuple[str, T]]:
+        """``(name, entry)`` pairs in registration order."""
+        self._ensure()
+        return iter(list(self._items.items()))
+
+    def find(self, name: str) -> T | None:
+        """The entry named ``name``, or ``None``."""
+        self._ensure()
+        return self._items.get(name)
+
+    def get(self, name: str) -> T:
+        """The entry named ``name``; an unknown name is a ``ValueError`` listing the known ones."""
+        found = self.find(name)
+        if found is None:
+            raise ValueError(
+                f"unknown {self.kind} {name!r}; known: {', '.join(self._items) or 'none'}"
+            )
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.find(name) is not None
+
+
+__all__ = ["ENTRY_POINT_GROUP", "PLUGINS_ENV", "PluginError", "Registry", "load_plugins"]
