@@ -161,16 +161,17 @@ class SeedTables:
     replaced.
     """
 
-    def __init__(self, package: str, tables: dict[str, Any]):
-        self.package = package
+    def __init__(self, source: str, tables: dict[str, Any]):
+        self.source = source
         self._tables = tables
 
     @classmethod
-    def load(cls, package: str) -> SeedTables:
-        return cls(package, read_json(package, "seeds.json"))
+    def load(cls, package: str, name: str = "seeds.json") -> SeedTables:
+        """The tables of ``package``'s ``name`` (a domain's ``seeds.json`` by default)."""
+        return cls(f"{package}/{name}", read_json(package, name))
 
     def table(self, name: str, type_: Any) -> Any:
         """Table ``name`` as ``type_`` (for example ``dict[str, tuple[str, float]]``)."""
         if name not in self._tables:
-            raise KeyError(f"{self.package}/seeds.json has no table {name!r}")
-        return as_type(self._tables[name], type_, f"{self.package}/seeds.json:{name}")
+            raise KeyError(f"{self.source} has no table {name!r}")
+        return as_type(self._tables[name], type_, f"{self.source}:{name}")

@@ -1,10 +1,10 @@
 """General: weather, geocoding, routing, time zones, units, news, web, language, maths,
 recipes and nutrition, reminders and timers.
 
-Facts come from fixed tables in this module (cities, time-zone rules, unit factors, recipes,
-nutrients) or from ``ctx.number`` / ``ctx.pick`` keyed by the fact itself (a place's
-coordinates, a day's forecast, a query's results), never by the tool, so every provider of the
-same fact agrees. The world clock is fixed at ``_NOW`` (news ages, current weather, timers).
+Facts come from seed tables (``seeds.json``: cities, unit factors, recipes, nutrients; the
+time-zone rules are shared, in :mod:`replan.env.corpus.timezones`) or from ``ctx.number`` /
+``ctx.pick`` keyed by the fact itself (a place's coordinates, a day's forecast, a query's
+results), never by the tool, so every provider of the same fact agrees. The world clock is fixed at ``_NOW`` (news ages, current weather, timers).
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ import re
 import unicodedata
 from typing import Any
 
+from replan.env.corpus import timezones
 from replan.env.corpus.data import SeedTables
-from replan.env.corpus.kinds import (
-    CORPUS_NOW,
-)
+from replan.env.corpus.kinds import CORPUS_NOW
 from replan.env.corpus.registry import implementation, initial_state
 from replan.env.world import InvalidValue, ToolContext, WorldState
 
@@ -81,69 +80,7 @@ def _nearest(lat: float, lon: float) -> tuple[str, float]:
 
 
 # -- time zones ---------------------------------------------------------------------------------
-# standard offset in minutes and daylight-saving rule (switches applied at date granularity)
-_TZ = _SEEDS.table("tz", dict[str, tuple[int, str | None]])
-for _h in range(1, 13):  # nautical zones; note the POSIX sign: Etc/GMT-9 is UTC+9
-    _TZ[f"Etc/GMT-{_h}"] = (60 * _h, None)
-    _TZ[f"Etc/GMT+{_h}"] = (-60 * _h, None)
 _TZ_NAMES = _SEEDS.table("tz_names", dict[str, str])
-
-
-def _sunday(year: int, month: int, n: int) -> dt.date:
-    """The n-th Sunday of a month (n = -1: the last one)."""
-    if n > 0:
-        first = dt.date(year, month, 1)
-        return first + dt.timedelta(days=(6 - first.weekday()) % 7 + 7 * (n - 1))
-    nxt = dt.date(year + month // 12, month % 12 + 1, 1)
-    last = nxt - dt.timedelta(days=1)
-    return last - dt.timedelta(days=(last.weekday() + 1) % 7)
-
-
-def _in_dst(rule: str | None, d: dt.date) -> bool:
-    y = d.year
-    if rule == "EU":
-        return _sunday(y, 3, -1) <= d < _sunday(y, 10, -1)
-    if rule == "US":
-        return _sunday(y, 3, 2) <= d < _sunday(y, 11, 1)
-    if rule == "NZ":
-        return not _sunday(y, 4, 1) <= d < _sunday(y, 9, -1)
-    if rule == "AU":
-        return not _sunday(y, 4, 1) <= d < _sunday(y, 10, 1)
-    if rule == "CL":
-        return not _sunday(y, 4, 1) <= d < _sunday(y, 9, 1)
-    return False
-
-
-def _tz(param: str, name: str) -> tuple[int, str | None]:
-    try:
-        return _TZ[name]
-    except KeyError:
-        raise InvalidValue(param, f"unknown time zone {name!r} (use an IANA id)") from None
-
-
-def _offset_min(tz: str, local_day: dt.date) -> tuple[int, int]:
-    """(total offset, DST part) in minutes for ``tz`` on a local date."""
-    std, rule = _TZ[tz]
-    dst = 60 if _in_dst(rule, local_day) else 0
-    return std + dst, dst
-
-
-def _fmt_offset(minutes: int) -> str:
-    sign = "+" if minutes >= 0 else "-"
-    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
-
-
-def _local_to_utc(day: str, time: str, tz: str) -> dt.datetime:
-    local = dt.datetime.fromisoformat(f"{day}T{time}")
-    off, _ = _offset_min(tz, local.date())
-    return (local - dt.timedelta(minutes=off)).replace(tzinfo=dt.UTC)
-
-
-def _utc_to_local(instant: dt.datetime, tz: str) -> tuple[dt.datetime, int]:
-    std, _ = _TZ[tz]
-    guess = instant + dt.timedelta(minutes=std)
-    off, _ = _offset_min(tz, guess.date())
-    return (instant + dt.timedelta(minutes=off)).replace(tzinfo=None), off
 
 
 def _tz_at(lat: float, lon: float) -> str:
@@ -190,7 +127,7 @@ def _sun(lat: float, lon: float, day: str) -> dict[str, Any]:
         instant = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(
             seconds=round((jd - 2440587.5) * 86400)
         )
-        return _utc_to_local(instant, tz)[0]
+        return timezones.utc_to_local(instant, tz)[0]
 
     rise, noon, sett = local(j_transit - w / 360), local(j_transit), local(j_transit + w / 360)
     return {
@@ -199,7 +136,7 @@ def _sun(lat: float, lon: float, day: str) -> dict[str, Any]:
         "solar_noon": noon.strftime("%H:%M"),
         "day_length_min": round(2 * w / 360 * 1440),
         "timezone": tz,
-        "offset_min": _offset_min(tz, d)[0],
+        "offset_min": timezones.offset_min(tz, d)[0],
     }
 
 
@@ -328,7 +265,7 @@ def owm_current_weather(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any
 def weatherapi_current(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     name, rec = _city("location", args["location"])
     now = _current(ctx, rec[0], rec[1])
-    local, _ = _utc_to_local(_NOW, rec[3])
+    local, _ = timezones.utc_to_local(_NOW, rec[3])
     return {
         "location": {
             "name": name,
@@ -520,11 +457,11 @@ def owm_geocode_city(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def gmaps_timezone(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     tz = _tz_at(args["latitude"], args["longitude"])
     day = dt.date.fromisoformat(args.get("date", _NOW.date().isoformat()))
-    total, dst = _offset_min(tz, day)
+    total, dst = timezones.offset_min(tz, day)
     return {
         "status": "OK",
         "timeZoneId": tz,
-        "timeZoneName": _TZ_NAMES.get(tz, f"GMT{_fmt_offset(total)}"),
+        "timeZoneName": _TZ_NAMES.get(tz, f"GMT{timezones.fmt_offset(total)}"),
         "rawOffset": (total - dst) * 60,
         "dstOffset": dst * 60,
     }
@@ -561,40 +498,41 @@ def wikidata_entity_timezone(args: dict[str, Any], ctx: ToolContext) -> dict[str
 
 @implementation
 def convert_timezone(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    _tz("from_timezone", args["from_timezone"])
-    _tz("to_timezone", args["to_timezone"])
-    local, off = _utc_to_local(
-        _local_to_utc(args["date"], args["time"], args["from_timezone"]), args["to_timezone"]
+    timezones.zone("from_timezone", args["from_timezone"])
+    timezones.zone("to_timezone", args["to_timezone"])
+    local, off = timezones.utc_to_local(
+        timezones.local_to_utc(args["date"], args["time"], args["from_timezone"]),
+        args["to_timezone"],
     )
     shift = (local.date() - dt.date.fromisoformat(args["date"])).days
     return {
         "date": local.date().isoformat(),
         "time": local.strftime("%H:%M"),
-        "utc_offset": _fmt_offset(off),
+        "utc_offset": timezones.fmt_offset(off),
         "day_shift": shift,
     }
 
 
 @implementation
 def local_to_utc(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    _tz("timezone", args["timezone"])
-    instant = _local_to_utc(args["local_date"], args["local_time"], args["timezone"])
-    off, dst = _offset_min(args["timezone"], dt.date.fromisoformat(args["local_date"]))
+    timezones.zone("timezone", args["timezone"])
+    instant = timezones.local_to_utc(args["local_date"], args["local_time"], args["timezone"])
+    off, dst = timezones.offset_min(args["timezone"], dt.date.fromisoformat(args["local_date"]))
     return {
         "utc": instant.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "offset_applied": _fmt_offset(off),
+        "offset_applied": timezones.fmt_offset(off),
         "is_dst": dst > 0,
     }
 
 
 @implementation
 def utc_to_local(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    _tz("timezone", args["timezone"])
-    local, off = _utc_to_local(_parse_utc("utc", args["utc"]), args["timezone"])
+    timezones.zone("timezone", args["timezone"])
+    local, off = timezones.utc_to_local(_parse_utc("utc", args["utc"]), args["timezone"])
     return {
         "date": local.date().isoformat(),
         "time": local.strftime("%H:%M"),
-        "utc_offset": _fmt_offset(off),
+        "utc_offset": timezones.fmt_offset(off),
         "zone_name": _TZ_NAMES.get(args["timezone"], args["timezone"]),
     }
 
@@ -625,7 +563,7 @@ def geonames_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 @implementation
 def geonames_timezone(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     sun = _sun(args["lat"], args["lng"], args["date"])
-    std = _TZ[sun["timezone"]][0]
+    std = timezones.TZ[sun["timezone"]][0]
     near, km = _nearest(args["lat"], args["lng"])
     return {
         "timezoneId": sun["timezone"],
@@ -661,12 +599,12 @@ def nominatim_search(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 def sunrise_sunset_times(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     sun = _sun(args["lat"], args["lng"], args["date"])
     tzid = args.get("tzid", sun["timezone"])
-    _tz("tzid", tzid)
+    timezones.zone("tzid", tzid)
     out = {k: sun[k] for k in ("sunrise", "sunset", "solar_noon")}
     if tzid != sun["timezone"]:
         for k, v in out.items():
-            utc = _local_to_utc(args["date"], v, sun["timezone"])
-            out[k] = _utc_to_local(utc, tzid)[0].strftime("%H:%M")
+            utc = timezones.local_to_utc(args["date"], v, sun["timezone"])
+            out[k] = timezones.utc_to_local(utc, tzid)[0].strftime("%H:%M")
     return {
         "status": "OK",
         "tzid": tzid,
@@ -1398,7 +1336,7 @@ def add_to_meal_plan(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
 @implementation
 def reminders_create(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     tz = args.get("timezone", "UTC")
-    _tz("timezone", tz)
+    timezones.zone("timezone", tz)
     return {
         "reminder_id": ctx.new_id("rem"),
         "title": args["title"],

@@ -13,9 +13,7 @@ import re
 from typing import Any
 
 from replan.env.corpus.data import SeedTables
-from replan.env.corpus.kinds import (
-    KINDS,
-)
+from replan.env.corpus.kinds import KINDS
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
 

@@ -13,11 +13,9 @@ import math
 import re
 from typing import Any
 
+from replan.env.corpus import timezones
 from replan.env.corpus.data import SeedTables
-from replan.env.corpus.general import _local_to_utc
-from replan.env.corpus.kinds import (
-    CORPUS_NOW,
-)
+from replan.env.corpus.kinds import CORPUS_NOW
 from replan.env.corpus.registry import implementation, initial_state
 from replan.env.world import InvalidValue, ToolContext
 
@@ -958,7 +956,7 @@ def nvr_search_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     tz = _home_tz(ctx, args["camera"])
     out = []
     for e in _events(ctx, args["camera"], args["day"]):
-        start = _local_to_utc(args["day"], e["local_time"][11:16], tz).timestamp()
+        start = timezones.local_to_utc(args["day"], e["local_time"][11:16], tz).timestamp()
         out.append(
             {
                 "id": e["event_id"],
