@@ -16,6 +16,9 @@
                                    OpenAI-compatible servers (vLLM, llama.cpp server)
 =================================  ==========================================================
 
+Each kind is registered by its own module with :func:`~replan.models.registry.model_kind`
+(``profiles``, ``local``, ``providers``); a new kind is one new file.
+
 Transient failures of real models are retried by :func:`replan.nodes.llm.call_model` (bounded
 exponential backoff with jitter); a model that keeps failing ends its episode with end reason
 ``model_error`` and the (redacted) error text.
@@ -23,7 +26,6 @@ exponential backoff with jitter); a model that keeps failing ends its episode wi
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -32,11 +34,13 @@ from replan.core.task import Task
 from replan.models.local import LocalChatModel, LocalModelUnavailable, smollm2_path
 from replan.models.profiles import PROFILES, CompetenceProfile, FaultPolicy, load_profile
 from replan.models.providers import provider_model
+from replan.models.registry import MODEL_KINDS, ModelKind, kind_of, model_kind
 from replan.models.simulated import SimulatedChatModel
 
 SPEC_HELP = (
     "use 'simulated:<profile>' (novice, competent, expert, or a YAML file), 'local:smollm2', "
-    "or '<provider>:<model>' such as 'openai:gpt-4o-mini'"
+    "or '<provider>:<model>' such as 'openai:gpt-4o-mini' (or a registered model kind, "
+    "replan.models.registry)"
 )
 
 
@@ -60,36 +64,28 @@ def make_model(
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"empty or invalid model spec {spec!r}; {SPEC_HELP}")
     spec = spec.strip()
-    kind, _, rest = spec.partition(":")
-    if kind == "simulated":
-        if task is None:
-            raise ValueError(
-                f"model {spec!r}: the simulated model plays one task; pass task=... "
-                "(it is built per episode)"
-            )
-        profile = load_profile(rest.strip() or "competent")
-        return SimulatedChatModel(task=task, corpus=corpus, profile=profile, seed=seed, **kw)
-    if kind == "local":
-        name = rest.strip()
-        if name in ("", "smollm2"):
-            return LocalChatModel(seed=seed, **kw)
-        if name.endswith(".gguf"):
-            return LocalChatModel(model_path=str(Path(name)), model_name=spec, seed=seed, **kw)
-        raise ValueError(f"unknown local model {name!r}: use 'local:smollm2' or 'local:/path.gguf'")
-    if not rest:
+    kind = kind_of(spec)
+    rest = spec.partition(":")[2]
+    if kind is None or (kind.any_prefix and not rest.strip()):
         raise ValueError(f"model spec {spec!r} names no provider; {SPEC_HELP}")
-    return provider_model(spec, base_url=base_url, **kw)
+    return kind.build(
+        rest.strip(), spec=spec, task=task, corpus=corpus, seed=seed, base_url=base_url, **kw
+    )
 
 
 __all__ = [
+    "MODEL_KINDS",
     "PROFILES",
     "CompetenceProfile",
     "FaultPolicy",
     "LocalChatModel",
     "LocalModelUnavailable",
+    "ModelKind",
     "SimulatedChatModel",
+    "kind_of",
     "load_profile",
     "make_model",
+    "model_kind",
     "provider_model",
     "smollm2_path",
 ]

@@ -48,6 +48,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field
 
 from replan.core.wire import TOOLS_MARKER, request_kind
+from replan.models.registry import model_kind
 from replan.models.tooling import OpenAIToolBinding
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -481,3 +482,41 @@ __all__ = [
     "plan_grammar",
     "smollm2_path",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# the model kind ``local:`` (``local:smollm2``, ``local:/path/model.gguf``)
+def check_local(rest: str, *, spec: str, base_url: str | None = None) -> None:
+    """The model file exists (or SmolLM2 is installed) and llama.cpp is importable."""
+    rest = rest.strip()
+    if rest in ("", "smollm2"):
+        try:
+            smollm2_path()
+        except LocalModelUnavailable as exc:
+            raise ValueError(str(exc)) from None
+    elif rest.endswith(".gguf"):
+        if not Path(rest).is_file():
+            raise ValueError(f"model file {rest} does not exist")
+    else:
+        raise ValueError(
+            f"unknown local model {rest!r}; use local:smollm2 or local:/path/to/model.gguf"
+        )
+    if not llama_available():
+        raise ValueError(
+            "llama-cpp-python is not installed; run `pip install 'replan[local]'` (it builds "
+            "llama.cpp, a few minutes)"
+        )
+
+
+@model_kind("local", example="local:smollm2", check=check_local)
+def build_local(
+    rest: str, *, spec: str, seed: int = 0, task: Any = None, corpus: Any = None, **kw: Any
+) -> BaseChatModel:
+    """A :class:`LocalChatModel`: SmolLM2 (``local:smollm2``) or a ChatML GGUF file."""
+    kw.pop("base_url", None)
+    name = rest.strip()
+    if name in ("", "smollm2"):
+        return LocalChatModel(seed=seed, **kw)
+    if name.endswith(".gguf"):
+        return LocalChatModel(model_path=str(Path(name)), model_name=spec, seed=seed, **kw)
+    raise ValueError(f"unknown local model {name!r}: use 'local:smollm2' or 'local:/path.gguf'")

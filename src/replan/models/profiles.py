@@ -16,6 +16,7 @@ dict or a YAML file, optionally starting from a named base::
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from replan.core.taxonomy import ErrorType
+from replan.models.registry import model_kind
 
 #: Error types the simulated agent can commit by itself, in the order a per-call draw tries
 #: them (the order matters only when several rates are non-zero).
@@ -471,3 +473,44 @@ __all__ = [
     "override",
     "spec_with_overrides",
 ]
+
+
+# ---------------------------------------------------------------------------------------------
+# the model kind ``simulated:`` (a profile name, a YAML file, a profile with overrides)
+def check_profile(profile: str) -> None:
+    """A named competence profile or a readable profile file; the ``ValueError`` names the
+    closest named profile or the file's problem."""
+    try:
+        load_profile(profile)
+    except ValueError as exc:
+        named = ", ".join(PROFILES)
+        if profile in PROFILES or any(c in profile for c in "/\\.:"):  # a file or a field
+            raise ValueError(f"{exc}; use one of {named} or a YAML file path") from None
+        close = difflib.get_close_matches(profile, list(PROFILES), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(
+            f"unknown profile {profile!r}: {hint}use one of {named} or a YAML file path"
+        ) from None
+
+
+def _check_simulated(rest: str, *, spec: str, base_url: str | None = None) -> None:
+    check_profile(rest.strip() or "competent")
+
+
+@model_kind("simulated", example="simulated:<profile>", check=_check_simulated)
+def build_simulated(
+    rest: str, *, spec: str, task: Any = None, corpus: Any = None, seed: int = 0, **kw: Any
+) -> Any:
+    """A :class:`~replan.models.simulated.SimulatedChatModel` playing ``task`` with the profile
+    ``rest`` (default ``competent``)."""
+    # late: the simulated model's package imports this module (its profiles)
+    from replan.models.simulated import SimulatedChatModel
+
+    if task is None:
+        raise ValueError(
+            f"model {spec!r}: the simulated model plays one task; pass task=... "
+            "(it is built per episode)"
+        )
+    kw.pop("base_url", None)
+    profile = load_profile(rest.strip() or "competent")
+    return SimulatedChatModel(task=task, corpus=corpus, profile=profile, seed=seed, **kw)

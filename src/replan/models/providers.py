@@ -15,12 +15,15 @@ timeout, which is retried like any transient failure and then ends the episode.
 
 from __future__ import annotations
 
+import difflib
+import importlib.util
 import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from replan.core.redact import redact, redact_logs
+from replan.models.registry import model_kind
 
 #: Providers whose LangChain client accepts ``max_retries`` (set to 0: replan retries).
 CLIENT_RETRIES = frozenset(
@@ -49,6 +52,21 @@ def default_timeout() -> float:
         raise ValueError(f"{TIMEOUT_ENV}={raw!r} must be a positive number of seconds")
     return DEFAULT_TIMEOUT_S
 
+
+#: the environment variable holding each provider's key (providers absent here need none, or
+#: authenticate another way, e.g. cloud credentials or a local server)
+CREDENTIALS: dict[str, str] = {
+    "openai": "OPENAI_API_KEY",
+    "azure_openai": "AZURE_OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "google_genai": "GOOGLE_API_KEY",
+    "mistralai": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "xai": "XAI_API_KEY",
+    "fireworks": "FIREWORKS_API_KEY",
+    "together": "TOGETHER_API_KEY",
+}
 
 #: The LangChain package each common provider needs (for a helpful error).
 PACKAGES = {
@@ -106,9 +124,71 @@ def provider_model(spec: str, *, base_url: str | None = None, **kwargs: Any) -> 
         raise ValueError(redact(f"model {spec!r}: {exc}")) from exc
 
 
+def _langchain_providers() -> set[str]:
+    """The providers ``init_chat_model`` knows, when this LangChain version lists them."""
+    try:
+        from langchain.chat_models import base
+    except ImportError:  # pragma: no cover - langchain is a dependency
+        return set()
+    known = getattr(base, "_SUPPORTED_PROVIDERS", None) or getattr(base, "_BUILTIN_PROVIDERS", None)
+    return set(known or ())
+
+
+def check_provider(rest: str, *, spec: str, base_url: str | None = None) -> None:
+    """The provider is known, its LangChain package installed and its key set (or a
+    ``base_url`` for an OpenAI-compatible server); nothing is called."""
+    kind, sep, rest = spec.strip().partition(":")
+    kind, rest = kind.strip(), rest.strip()
+    if not sep or not kind or not rest:
+        raise ValueError(
+            "a model spec must look like simulated:PROFILE, local:smollm2 or PROVIDER:MODEL "
+            "(e.g. openai:gpt-4o-mini)"
+        )
+    providers = set(PACKAGES) | _langchain_providers()
+    if kind not in providers:
+        close = difflib.get_close_matches(kind, sorted(providers), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ValueError(
+            f"unknown provider {kind!r}; {hint}use simulated:PROFILE, local:smollm2 or one of "
+            f"{', '.join(sorted(PACKAGES))}"
+        )
+    pkg = PACKAGES.get(kind, f"langchain-{kind.replace('_', '-')}")
+    if importlib.util.find_spec(pkg.replace("-", "_")) is None:
+        raise ValueError(f"provider {kind!r} needs {pkg}; pip install {pkg}")
+    var = CREDENTIALS.get(kind)
+    if var and not os.environ.get(var) and not (base_url and kind == "openai"):
+        extra = " (or --base-url URL for an OpenAI-compatible server)" if kind == "openai" else ""
+        raise ValueError(f"no API key; set {var} in the environment{extra}")
+    default_timeout()  # a bad $REPLAN_MODEL_TIMEOUT would otherwise fail every episode
+
+
+@model_kind(
+    "provider",
+    example="<provider>:<model>",
+    check=check_provider,
+    takes_timeout=True,
+    any_prefix=True,
+)
+def build_provider(
+    rest: str,
+    *,
+    spec: str,
+    base_url: str | None = None,
+    task: Any = None,
+    corpus: Any = None,
+    seed: int = 0,
+    **kw: Any,
+) -> BaseChatModel:
+    """Any other ``<provider>:<model>`` spec: :func:`provider_model`."""
+    if not rest.strip():
+        raise ValueError(f"model spec {spec!r} names no model after the provider")
+    return provider_model(spec, base_url=base_url, **kw)
+
+
 __all__ = [
     "CLIENT_RETRIES",
     "CLIENT_TIMEOUT",
+    "CREDENTIALS",
     "DEFAULT_TIMEOUT_S",
     "PACKAGES",
     "TIMEOUT_ENV",

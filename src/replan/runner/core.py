@@ -281,9 +281,11 @@ async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = N
 
 
 def model_options(spec: str, cfg: RunConfig) -> dict[str, Any]:
-    """Client options for a provider model (the request timeout); none for simulated/local."""
-    kind = spec.partition(":")[0].strip()
-    if cfg.model_timeout_s and kind not in ("simulated", "local"):
+    """Client options for a model whose kind takes a request timeout (providers)."""
+    from replan.models.registry import kind_of
+
+    kind = kind_of(spec)
+    if cfg.model_timeout_s and kind is not None and kind.takes_timeout:
         return {"timeout": cfg.model_timeout_s}
     return {}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
-import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -23,22 +22,6 @@ from replan.core.task import MODES
 
 class PreflightError(ValueError):
     """A setting that would make every episode fail; the message names it and the fix."""
-
-
-#: the environment variable holding each provider's key (providers absent here need none, or
-#: authenticate another way, e.g. cloud credentials or a local server)
-CREDENTIALS: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "azure_openai": "AZURE_OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "google_genai": "GOOGLE_API_KEY",
-    "mistralai": "MISTRAL_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "xai": "XAI_API_KEY",
-    "fireworks": "FIREWORKS_API_KEY",
-    "together": "TOGETHER_API_KEY",
-}
 
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -105,88 +88,29 @@ def check_designs(designs: Sequence[str]) -> None:
 
 def check_profile(profile: str) -> None:
     """A named competence profile or a readable profile file."""
-    from replan.models.profiles import PROFILES, load_profile
+    from replan.models.profiles import check_profile as check
 
     try:
-        load_profile(profile)
+        check(profile)
     except ValueError as exc:
-        named = ", ".join(PROFILES)
-        if profile in PROFILES or any(c in profile for c in "/\\.:"):  # a file or a field
-            raise PreflightError(f"{exc}; use one of {named} or a YAML file path") from None
-        raise PreflightError(
-            f"unknown profile {profile!r}: {_did_you_mean(profile, PROFILES)}use one of {named} "
-            "or a YAML file path"
-        ) from None
+        raise PreflightError(str(exc)) from None
 
 
 def check_model(spec: str, *, base_url: str | None = None) -> None:
-    """The model can be built: its profile, local model file, or provider package and key."""
-    kind, sep, rest = spec.strip().partition(":")
-    rest = rest.strip()
-    if kind == "simulated":
-        try:
-            check_profile(rest or "competent")
-        except PreflightError as exc:
-            raise PreflightError(f"--model {spec}: {exc}") from None
+    """The model can be built (its kind's check: a profile, a local model file, a provider
+    package and key); nothing is called."""
+    from replan.models.registry import kind_of
+
+    kind = kind_of(spec)
+    if kind is None:
+        raise PreflightError(f"--model {spec}: no model kind builds it")
+    if kind.check is None:
         return
-    if kind == "local":
-        from replan.models.local import LocalModelUnavailable, llama_available, smollm2_path
-
-        if rest in ("", "smollm2"):
-            try:
-                smollm2_path()
-            except LocalModelUnavailable as exc:
-                raise PreflightError(f"--model {spec}: {exc}") from None
-        elif rest.endswith(".gguf"):
-            if not Path(rest).is_file():
-                raise PreflightError(f"--model {spec}: model file {rest} does not exist")
-        else:
-            raise PreflightError(
-                f"--model {spec}: unknown local model {rest!r}; use local:smollm2 or "
-                "local:/path/to/model.gguf"
-            )
-        if not llama_available():
-            raise PreflightError(
-                f"--model {spec}: llama-cpp-python is not installed; run "
-                "`pip install 'replan[local]'` (it builds llama.cpp, a few minutes)"
-            )
-        return
-    if not sep or not kind or not rest:
-        raise PreflightError(
-            f"--model {spec!r} must look like simulated:PROFILE, local:smollm2 or "
-            "PROVIDER:MODEL (e.g. openai:gpt-4o-mini)"
-        )
-    from replan.models.providers import PACKAGES
-
-    providers = set(PACKAGES) | _langchain_providers()
-    if kind not in providers:
-        raise PreflightError(
-            f"--model {spec}: unknown provider {kind!r}; {_did_you_mean(kind, providers)}"
-            f"use simulated:PROFILE, local:smollm2 or one of {', '.join(sorted(PACKAGES))}"
-        )
-    pkg = PACKAGES.get(kind, f"langchain-{kind.replace('_', '-')}")
-    if importlib.util.find_spec(pkg.replace("-", "_")) is None:
-        raise PreflightError(f"--model {spec}: provider {kind!r} needs {pkg}; pip install {pkg}")
-    var = CREDENTIALS.get(kind)
-    if var and not os.environ.get(var) and not (base_url and kind == "openai"):
-        extra = " (or --base-url URL for an OpenAI-compatible server)" if kind == "openai" else ""
-        raise PreflightError(f"--model {spec}: no API key; set {var} in the environment{extra}")
-    from replan.models.providers import default_timeout
-
-    try:  # a bad $REPLAN_MODEL_TIMEOUT would otherwise fail every episode, one by one
-        default_timeout()
+    _, _, rest = spec.strip().partition(":")
+    try:
+        kind.check(rest.strip(), spec=spec, base_url=base_url)
     except ValueError as exc:
         raise PreflightError(f"--model {spec}: {exc}") from None
-
-
-def _langchain_providers() -> set[str]:
-    """The providers ``init_chat_model`` knows, when this LangChain version lists them."""
-    try:
-        from langchain.chat_models import base
-    except ImportError:  # pragma: no cover - langchain is a dependency
-        return set()
-    known = getattr(base, "_SUPPORTED_PROVIDERS", None) or getattr(base, "_BUILTIN_PROVIDERS", None)
-    return set(known or ())
 
 
 def load_agent_factory(spec: str) -> Any:
