@@ -17,9 +17,11 @@ from replan.core.trace import Call
 from replan.env import task_world
 from replan.env.perturb import Perturber
 from replan.env.tool_wrapper import FaultSession, StepBudgetExceeded, WorldCalls
+from replan.graphs import build_graph
 from replan.graphs.inputs import agent_inputs
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import make_tools_node
+from replan.nodes.prompts import request_kind
 from replan.nodes.tools import world_of, world_session, world_tools
 
 CALLS = [
@@ -114,6 +116,27 @@ def exchange_rate(base: str, quote: str) -> dict:
     return {"rate": 1.25, "pair": f"{base}/{quote}"}
 
 
+def test_builders_take_a_user_s_tools_like_create_agent(kit):
+    model = kit.ScriptedChatModel(
+        replies=[
+            kit.ai_calls(kit.tool_call("exchange_rate", {"base": "EUR", "quote": "EUR"}, "a")),
+            kit.ai_calls(
+                kit.tool_call("exchange_rate", {"base": "EUR", "quote": "USD", "x": 1}, "b")
+            ),
+            kit.ai_calls(kit.tool_call("exchange_rate", {"base": "EUR", "quote": "USD"}, "c")),
+            "EUR/USD is 1.25",
+        ]
+    )
+    graph = build_graph("react", model, [exchange_rate])
+    out = graph.invoke({"query": "What is the EUR/USD rate?"})
+    steps = out["steps"]
+    assert [s.verdict.code.value for s in steps] == ["invalid_value", "unknown_param", "ok"]
+    assert "same currency" in steps[0].verdict.message  # the tool's own error, judged invalid
+    assert steps[2].observation == {"rate": 1.25, "pair": "EUR/USD"}
+    assert out["final_answer"] == "EUR/USD is 1.25"
+    assert model.bound[0] == ["exchange_rate"]
+
+
 def test_tools_given_to_a_builder(travel_task):
     world = task_world(travel_task)
     assert world_of(world) is world
@@ -127,3 +150,32 @@ def test_tools_given_to_a_builder(travel_task):
         agent_inputs("simulated:competent", world)  # a spec string goes through make_model
     with pytest.raises(TypeError, match="model spec string"):
         agent_inputs(42, world)  # type: ignore[arg-type]
+
+
+@tool
+def convert(amount: float, rate: float) -> float:
+    """``amount`` converted at ``rate``."""
+    return round(amount * rate, 2)
+
+
+def test_the_replanner_loop_runs_a_user_s_tools_with_references(kit):
+    plan = [
+        kit.ROOT,
+        kit.node("1", "exchange_rate", {"base": "EUR", "quote": "USD"}),
+        kit.node("2", "convert", {"amount": 100, "rate": "${1.rate}"}, deps=["1"]),
+        kit.response("2"),
+    ]
+
+    def reply(msgs):
+        return kit.plan_text(plan) if request_kind(msgs) in ("plan", "replan") else "125.0 USD"
+
+    graph = build_graph("replanner_loop", kit.ScriptedChatModel(fn=reply), [exchange_rate, convert])
+    out = graph.invoke({"query": "100 EUR in USD?"})
+    steps = out["steps"]
+    assert [(s.call.tool, s.round, s.verdict.ok) for s in steps] == [
+        ("exchange_rate", 1, True),
+        ("convert", 2, True),
+    ]
+    assert steps[1].resolved_args == {"amount": 100, "rate": 1.25}  # the reference, resolved
+    assert steps[1].observation == 125.0
+    assert out["final_answer"] == "125.0 USD"

@@ -11,7 +11,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from replan.env.world import World
+from replan.graphs.inputs import agent_inputs
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
@@ -22,6 +22,7 @@ from replan.nodes.planner import (
     route_after_verifier,
 )
 from replan.nodes.state import AgentState, ended, make_start_node
+from replan.nodes.tools import ToolsLike
 
 
 def _after_plan(state: AgentState) -> str:
@@ -30,13 +31,17 @@ def _after_plan(state: AgentState) -> str:
 
 @design("dual_loop")
 def build_dual_loop(
-    model: BaseChatModel,
-    world: World,
+    model: str | BaseChatModel,
+    tools: ToolsLike,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """``start → planner → verifier ⇄ revise → executor → agent ⇄ tools``."""
+    """``start → planner → verifier ⇄ revise → executor → agent ⇄ tools``.
+
+    ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
+    """
+    model, world = agent_inputs(model, tools)
     cfg = config or AgentConfig()
     builder = StateGraph(AgentState)
     builder.add_node("start", make_start_node(world))

@@ -9,12 +9,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from replan.env.world import World
+from replan.graphs.inputs import agent_inputs
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
 from replan.nodes.planner import make_planner_node
 from replan.nodes.state import AgentState, ended, make_start_node
+from replan.nodes.tools import ToolsLike
 
 
 def _after_planner(state: AgentState) -> str:
@@ -23,13 +24,17 @@ def _after_planner(state: AgentState) -> str:
 
 @design("plan_conditioned")
 def build_plan_conditioned(
-    model: BaseChatModel,
-    world: World,
+    model: str | BaseChatModel,
+    tools: ToolsLike,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """``start → planner → executor → agent ⇄ tools``; input ``{"query", "world"}``."""
+    """``start → planner → executor → agent ⇄ tools``; input ``{"query"}`` (and ``"world"``).
+
+    ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
+    """
+    model, world = agent_inputs(model, tools)
     cfg = config or AgentConfig()
     builder = StateGraph(AgentState)
     builder.add_node("start", make_start_node(world))

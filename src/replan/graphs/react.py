@@ -8,22 +8,27 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from replan.env.world import World
+from replan.graphs.inputs import agent_inputs
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
 from replan.nodes.state import AgentState, make_start_node
+from replan.nodes.tools import ToolsLike
 
 
 @design("react")
 def build_react(
-    model: BaseChatModel,
-    world: World,
+    model: str | BaseChatModel,
+    tools: ToolsLike,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """``start → executor → agent ⇄ tools``; input ``{"query", "world"}``."""
+    """``start → executor → agent ⇄ tools``; input ``{"query"}`` (and ``"world"``, a state).
+
+    ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
+    """
+    model, world = agent_inputs(model, tools)
     cfg = config or AgentConfig()
     builder = StateGraph(AgentState)
     builder.add_node("start", make_start_node(world))

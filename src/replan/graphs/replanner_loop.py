@@ -17,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from replan.core.trace import EndReason
-from replan.env.world import World
+from replan.graphs.inputs import agent_inputs
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import bind_world_tools
@@ -31,17 +31,22 @@ from replan.nodes.frontier import (
 )
 from replan.nodes.planner import make_planner_node
 from replan.nodes.state import AgentState, make_start_node
+from replan.nodes.tools import ToolsLike
 
 
 @design("replanner_loop", budget_reason=EndReason.ROUND_BUDGET, replans=True)
 def build_replanner_loop(
-    model: BaseChatModel,
-    world: World,
+    model: str | BaseChatModel,
+    tools: ToolsLike,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """The compiled loop; input ``{"query", "world"}``."""
+    """The compiled loop; input ``{"query"}`` (and ``"world"``, a state).
+
+    ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
+    """
+    model, world = agent_inputs(model, tools)
     cfg = config or AgentConfig()
     view = ordered_world(world)
     gates = WaveGates()
