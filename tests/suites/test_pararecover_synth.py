@@ -241,8 +241,10 @@ def test_ground_truth_is_exact(synth):
         depth: dict[str, int] = {"root": 0}
         for n in calls:  # ids are in topological order in generated plans
             depth[n.id] = 1 + max(depth[d] for d in n.deps)
-        assert t.optimal_rounds == max(depth[n.id] for n in calls) + 1 == t.metadata["round_gt"]
-        assert t.min_calls == len(calls) == t.metadata["funcall_times_gt"]
+        assert t.optimal_rounds == max(depth[n.id] for n in calls) + 1
+        assert t.min_calls == len(calls)
+        # one name each: G and c* are the typed fields, never repeated in the metadata
+        assert not {"round_gt", "funcall_times_gt"} & set(t.metadata)
 
 
 def test_errors_sit_in_the_right_rounds(synth):

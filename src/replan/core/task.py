@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 Mode = Literal["NP", "P1", "P2", "P3", "P4"]
 MODES: tuple[str, ...] = ("NP", "P1", "P2", "P3", "P4")
@@ -82,11 +82,30 @@ class Task(BaseModel):
     initial_state: dict[str, Any] | None = None  # None: the corpus start state for world_seed
     gold_plan: dict[str, Any] | None = None  # ParaRecover-shaped JSON of the shortest path s*
     valid_paths: list[list[str]] = Field(default_factory=list)  # tool sequences of valid paths
-    optimal_rounds: int | None = None  # G
-    min_calls: int | None = None  # c*
+    optimal_rounds: int | None = None  # G (ParaRecover's ``round_gt``)
+    min_calls: int | None = None  # c* (ParaRecover's ``funcall_times_gt``)
     perturbation: PerturbationProfile | None = None
     checker: Checker = Field(default_factory=Checker)
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_ground_truth(cls, data: Any) -> Any:
+        """G and c* live in the typed fields only. Tasks stored before that (results stores,
+        exported files) carried them as ``metadata["round_gt"]`` / ``["funcall_times_gt"]``
+        too: those keys are read into the fields (when the field is unset) and dropped."""
+        if not isinstance(data, dict):
+            return data
+        meta = data.get("metadata")
+        if not isinstance(meta, dict) or not ({"round_gt", "funcall_times_gt"} & set(meta)):
+            return data
+        meta = dict(meta)
+        data = {**data, "metadata": meta}
+        for key, fld in (("round_gt", "optimal_rounds"), ("funcall_times_gt", "min_calls")):
+            value = meta.pop(key, None)
+            if data.get(fld) is None and value is not None:
+                data[fld] = int(value)
+        return data
 
     @property
     def base_id(self) -> str:
