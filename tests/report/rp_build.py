@@ -196,6 +196,7 @@ def save(
     config: dict[str, Any] | None = None,
 ) -> Path:
     """A results store in ``out`` holding ``episodes`` (with given or computed feedback)."""
+    from replan.evaluators import scoring_stamp
     from replan.runner.core import score_rows
 
     tmap = {t.task_id: t for t in tasks}
@@ -203,10 +204,17 @@ def save(
         store.ensure_experiment("exp-test", config or {"suite": "hand-built"})
         store.save_tasks(tasks)
         for ep in episodes:
-            rows = (feedback or {}).get(ep.episode_id)
-            if rows is None:
-                rows = score_rows(ep, tmap[ep.task_id])
-            store.save_episode("exp-test", ep, rows, level=tmap[ep.task_id].level)
+            rows, records = (feedback or {}).get(ep.episode_id), None
+            if rows is None:  # scored as the runner scores it: feedback and records
+                rows, records = score_rows(ep, tmap[ep.task_id])
+            store.save_episode(
+                "exp-test",
+                ep,
+                rows,
+                level=tmap[ep.task_id].level,
+                records=records,
+                stamp=scoring_stamp(),
+            )
     return out
 
 

@@ -8,6 +8,9 @@ aggregate comes with a 95% interval (:mod:`.stats`); every metric is also a Lang
 Entry points:
 
 - :func:`score_episode` — per-run :class:`Feedback` (what the runner stores per episode).
+- :meth:`EpisodeScore.records` / :meth:`EpisodeScore.from_records` — the per-run records as
+  data, stored beside the feedback with :func:`scoring_stamp`, so the summary, the report and
+  compare aggregate stored runs without scoring them again.
 - :func:`score` — every aggregate over many episodes, keyed by metric name
   (``{"value", "low", "high", "n", "method"}``), plus per-mode / per-level tables.
 - :func:`compare` — two agents on the same (task, seed) pairs: McNemar and paired bootstrap.
@@ -19,8 +22,12 @@ from ``episode.metadata["task"]``. Without a task the recorded verdicts are used
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from replan.core.task import Task
@@ -44,6 +51,7 @@ from replan.evaluators.prefix import (
     task_world_or_none,
 )
 from replan.evaluators.sde import (
+    JudgeResult,
     SDEJudge,
     SDERecord,
     calibrate,
@@ -73,6 +81,7 @@ __all__ = [
     "bootstrap_mean",
     "calibrate",
     "compare",
+    "compare_scores",
     "composite_avg",
     "is_failure",
     "load_labels",
@@ -82,6 +91,7 @@ __all__ = [
     "score",
     "score_episode",
     "score_records",
+    "scoring_stamp",
     "summarize_prefix",
     "summarize_sde",
     "summarize_toolmaze",
@@ -147,6 +157,49 @@ class EpisodeScore:
         return (
             prefix_feedback(self.prefix) + toolmaze_feedback(self.recovery) + sde_feedback(self.sde)
         )
+
+    def records(self) -> dict[str, Any]:
+        """The three per-run records as JSON-ready data: what every aggregate needs of this run,
+        stored at scoring time so that summaries never replay the episode again."""
+        return {
+            "prefix": asdict(self.prefix),
+            "recovery": asdict(self.recovery),
+            "sde": asdict(self.sde),
+        }
+
+    @classmethod
+    def from_records(
+        cls, episode: Episode, task: Task | None, records: Mapping[str, Any]
+    ) -> EpisodeScore:
+        """The score :meth:`records` stored, rebuilt without scoring ``episode`` again."""
+        sde = dict(records["sde"])
+        judge = sde.pop("judge", None)
+        return cls(
+            episode,
+            task,
+            PrefixRecord(**records["prefix"]),
+            RecoveryRecord(**records["recovery"]),
+            SDERecord(**sde, judge=None if judge is None else JudgeResult(**judge)),
+        )
+
+
+#: the parts of replan whose code decides an episode's records (the replay, the checker, the
+#: metric families); a change to any of their files changes :func:`scoring_stamp`
+SCORING_CODE = ("core", "env", "evaluators")
+
+
+@functools.cache
+def scoring_stamp() -> str:
+    """A digest of the scoring code's files (:data:`SCORING_CODE`), stored with each episode's
+    records: records made by other scoring code (an upgrade, an edit) are recomputed, never
+    aggregated (see :func:`replan.report.data.stored_scores`)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for part in SCORING_CODE:
+        for f in sorted((root / part).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
 
 
 def score_one(
@@ -311,14 +364,27 @@ def compare(
     episodes are counted and left out.
     """
     tmap = _task_map(tasks)
+    return compare_scores(
+        [score_one(ep, task_of(ep, tmap)) for ep in episodes_a],
+        [score_one(ep, task_of(ep, tmap)) for ep in episodes_b],
+        seed=seed,
+        n_boot=n_boot,
+    )
 
-    def index(eps: Iterable[Episode]) -> dict[tuple[str, int], EpisodeScore]:
-        out: dict[tuple[str, int], EpisodeScore] = {}
-        for ep in eps:
-            out[(ep.task_id, ep.seed)] = score_one(ep, task_of(ep, tmap))
-        return out
 
-    a, b = index(episodes_a), index(episodes_b)
+def compare_scores(
+    scores_a: Iterable[EpisodeScore],
+    scores_b: Iterable[EpisodeScore],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> dict[str, Any]:
+    """:func:`compare` on already-scored episodes (stored records, say)."""
+
+    def index(scores: Iterable[EpisodeScore]) -> dict[tuple[str, int], EpisodeScore]:
+        return {(s.episode.task_id, s.episode.seed): s for s in scores}
+
+    a, b = index(scores_a), index(scores_b)
     keys = sorted(set(a) & set(b))
     pa, pb = [a[k] for k in keys], [b[k] for k in keys]
 

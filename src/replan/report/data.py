@@ -3,6 +3,9 @@ first-error types, paired comparisons (between designs of one store, or between 
 
 Decisions:
 
+- **Scores are read, not recomputed**: every number comes from the per-run records the runner
+  stored when the episode finished (:func:`stored_scores`). Episodes stored without records, or
+  with records from other scoring code, are scored once here, stored, and named in one line.
 - **Unit** = one agent design, or ``design · model`` when the store holds several models.
 - **Failures** (end reasons in :data:`replan.core.trace.FAILURE_END_REASONS`: model error,
   crash, timeout) did not run to a verdict of the agent's own. They are *counted separately*, and
@@ -31,8 +34,9 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,15 +47,16 @@ from replan.core.trace import Episode
 from replan.evaluators import (
     EpisodeScore,
     bootstrap_mean,
-    compare,
+    compare_scores,
     is_failure,
     score_one,
     score_records,
+    scoring_stamp,
     task_of,
     wilson,
 )
 from replan.evaluators.stats import N_BOOT
-from replan.runner.store import ResultsStore, episode_key
+from replan.runner.store import FeedbackRow, ResultsStore, StoreError, episode_key
 
 ALPHA = 0.05
 #: fewest pairs on which a paired-bootstrap difference is called significant
@@ -73,6 +78,48 @@ def open_store(out_dir: str | Path) -> ResultsStore:
 def key_of(ep: Episode) -> str:
     """The store key of an episode (task, design, model, seed)."""
     return episode_key(ep.task_id, ep.design, ep.model, ep.seed)
+
+
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def stored_scores(
+    store: ResultsStore,
+    tasks: Mapping[str, Task],
+    keys: Collection[str] | None = None,
+    *,
+    say: Callable[[str], None] = _stderr,
+) -> list[EpisodeScore]:
+    """The score of every stored episode (or of ``keys``), in key order, from the records the
+    runner stored: nothing is replayed. Episodes without current records (stored before records
+    were, by other scoring code, or rewritten since) are scored once here and their feedback and
+    records stored; ``say`` gets one line naming how many (a store that cannot be written
+    keeps its old rows and the line says so)."""
+    stamp = scoring_stamp()
+    out: list[EpisodeScore] = []
+    rescored: list[tuple[str, str, list[FeedbackRow], dict[str, Any]]] = []
+    for ep, digest, records in store.scored_episodes(stamp, keys):
+        task = task_of(ep, tasks)
+        if records is not None:
+            out.append(EpisodeScore.from_records(ep, task, records))
+            continue
+        s = score_one(ep, task)
+        rescored.append(
+            (key_of(ep), digest, [FeedbackRow.of(f) for f in s.feedback()], s.records())
+        )
+        out.append(s)
+    if rescored:
+        try:
+            store.save_scores(stamp, rescored)
+            kept = "stored them"
+        except StoreError as exc:
+            kept = f"could not store them: {exc}"
+        say(
+            f"{store.path}: {len(rescored)} episode(s) had no scores from this scoring code "
+            f"(stored before them, or by other code); scored them once and {kept}"
+        )
+    return out
 
 
 def _level_key(level: str) -> tuple:
@@ -154,37 +201,30 @@ def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str,
 
 
 def build_units(
-    episodes: Sequence[Episode],
-    tasks: Mapping[str, Task],
+    scored: Sequence[EpisodeScore],
     *,
     seed: int = 0,
     n_boot: int = N_BOOT,
 ) -> tuple[list[Unit], dict[str, EpisodeScore]]:
-    """Score every non-failed episode once and aggregate per unit; also returns the per-episode
-    scores by store key (for the drill-down)."""
-    models = sorted({e.model for e in episodes})
+    """Aggregate scored episodes (:func:`stored_scores`) per unit; also returns the non-failed
+    episodes' scores by store key (for the drill-down)."""
+    models = sorted({s.episode.model for s in scored})
     several = len(models) > 1
-    parts: dict[tuple[str, str], list[Episode]] = defaultdict(list)
-    for e in episodes:
-        parts[(e.design, e.model)].append(e)
+    parts: dict[tuple[str, str], list[EpisodeScore]] = defaultdict(list)
+    for s in scored:
+        parts[(s.episode.design, s.episode.model)].append(s)
     by_key: dict[str, EpisodeScore] = {}
     units: list[Unit] = []
     for design, model in sorted(parts):
-        eps = parts[(design, model)]
-        scores, every = [], []
-        for e in eps:
-            s = score_one(e, task_of(e, tasks))
-            every.append(s)
-            if is_failure(e):
-                continue
-            by_key[key_of(e)] = s
-            scores.append(s)
+        every = parts[(design, model)]
+        scores = [s for s in every if not is_failure(s.episode)]
+        by_key.update((key_of(s.episode), s) for s in scores)
         unit = Unit(
             label=f"{design} · {model}" if several else design,
             design=design,
             model=model,
             scores=scores,
-            failures=[e for e in eps if is_failure(e)],
+            failures=[s.episode for s in every if is_failure(s.episode)],
         )
         if scores:  # failures too: score_records is the one place that accounts them
             unit.aggregate = score_records(every, seed=seed, n_boot=n_boot)
@@ -323,9 +363,20 @@ def verdict(
     return f"no significant difference in {words} between {name_x} and {name_y} ({fmt_p(p)})"
 
 
+def _episode(run: Episode | EpisodeScore) -> Episode:
+    return run.episode if isinstance(run, EpisodeScore) else run
+
+
+def _scored(
+    runs: Sequence[Episode | EpisodeScore], tasks: Mapping[str, Task]
+) -> list[EpisodeScore]:
+    """Scores as given; an episode given bare is scored here (a user's own list, say)."""
+    return [r if isinstance(r, EpisodeScore) else score_one(r, task_of(r, tasks)) for r in runs]
+
+
 def paired_tests(
-    eps_x: Sequence[Episode],
-    eps_y: Sequence[Episode],
+    eps_x: Sequence[Episode | EpisodeScore],
+    eps_y: Sequence[Episode | EpisodeScore],
     tasks: Mapping[str, Task],
     *,
     name_x: str,
@@ -336,12 +387,13 @@ def paired_tests(
 ) -> dict[str, Any]:
     """Paired tests of X − Y on the same (task, seed) pairs, each with an interval and a verdict.
 
-    Failed episodes (see :func:`is_failure`) are left out first, so their pairs count as
+    The runs are scored episodes (stored records: nothing is replayed) or bare episodes (scored
+    here). Failed episodes (see :func:`is_failure`) are left out first, so their pairs count as
     unpaired.
     """
-    xs = [e for e in eps_x if not is_failure(e)]
-    ys = [e for e in eps_y if not is_failure(e)]
-    res = compare(xs, ys, tasks, seed=seed, n_boot=n_boot)
+    xs = [r for r in eps_x if not is_failure(_episode(r))]
+    ys = [r for r in eps_y if not is_failure(_episode(r))]
+    res = compare_scores(_scored(xs, tasks), _scored(ys, tasks), seed=seed, n_boot=n_boot)
     tests: dict[str, Any] = {}
     for key, words, lower_better in PAIRED_METRICS:
         r = res[key]
@@ -410,12 +462,10 @@ def unit_comparisons(
         for b in units[i + 1 :]:
             if a.model != b.model and a.design != b.design:
                 continue
-            eps_a = a.episodes + a.failures
-            eps_b = b.episodes + b.failures
             out.append(
                 paired_tests(
-                    eps_a,
-                    eps_b,
+                    [*a.scores, *a.failures],
+                    [*b.scores, *b.failures],
                     tasks,
                     name_x=a.label,
                     name_y=b.label,
@@ -445,17 +495,18 @@ class ReportData:
 def collect(
     out_dir: str | Path, *, seed: int = 0, n_boot: int = N_BOOT, alpha: float = ALPHA
 ) -> ReportData:
-    """Read the store of ``out_dir`` and compute everything the report shows."""
+    """Read the store of ``out_dir`` (episodes and their stored scores) and compute everything
+    the report shows."""
     with open_store(out_dir) as store:
         experiments = store.experiments()
         tasks = store.tasks()
-        episodes = store.episodes()
-    units, scores = build_units(episodes, tasks, seed=seed, n_boot=n_boot)
+        scored = stored_scores(store, tasks)
+    units, scores = build_units(scored, seed=seed, n_boot=n_boot)
     return ReportData(
         out_dir=Path(out_dir),
         experiments=experiments,
         tasks=tasks,
-        episodes=episodes,
+        episodes=[s.episode for s in scored],
         units=units,
         scores=scores,
         errors=first_error_table(units),
@@ -502,9 +553,13 @@ def compare_dirs(
     only one side ran and the task ids whose definitions differ.
     """
     with open_store(dir_a) as sa:
-        eps_a, tasks_a = sa.episodes(), sa.tasks()
+        tasks_a = sa.tasks()
+        scored_a = stored_scores(sa, tasks_a)
     with open_store(dir_b) as sb:
-        eps_b, tasks_b = sb.episodes(), sb.tasks()
+        tasks_b = sb.tasks()
+        scored_b = stored_scores(sb, tasks_b)
+    eps_a = [s.episode for s in scored_a]
+    eps_b = [s.episode for s in scored_b]
     name_a, name_b = "A", "B"
     if not eps_a or not eps_b:
         empty = dir_a if not eps_a else dir_b
@@ -514,12 +569,12 @@ def compare_dirs(
     def unit(e: Episode) -> str:
         return f"{e.design} · {e.model}" if by_model else e.design
 
-    ga: dict[str, list[Episode]] = defaultdict(list)
-    gb: dict[str, list[Episode]] = defaultdict(list)
-    for e in eps_a:
-        ga[unit(e)].append(e)
-    for e in eps_b:
-        gb[unit(e)].append(e)
+    ga: dict[str, list[EpisodeScore]] = defaultdict(list)
+    gb: dict[str, list[EpisodeScore]] = defaultdict(list)
+    for s in scored_a:
+        ga[unit(s.episode)].append(s)
+    for s in scored_b:
+        gb[unit(s.episode)].append(s)
     tasks = {**tasks_a, **tasks_b}
     differ = sorted(
         t
@@ -540,8 +595,8 @@ def compare_dirs(
             n_boot=n_boot,
             alpha=alpha,
         )
-        models_a = sorted({e.model for e in ga[label]})
-        models_b = sorted({e.model for e in gb[label]})
+        models_a = sorted({s.episode.model for s in ga[label]})
+        models_b = sorted({s.episode.model for s in gb[label]})
         designs[label] = {
             "model_a": models_a[0] if len(models_a) == 1 else models_a,
             "model_b": models_b[0] if len(models_b) == 1 else models_b,

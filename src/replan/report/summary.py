@@ -8,7 +8,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from replan.report.data import build_units, key_of, open_store
+from replan.report.data import build_units, open_store, stored_scores
 
 #: columns of the terminal table, always shown (keys of the report's summary row); the share
 #: of zero-call runs stands beside TER, which counts such runs as clean
@@ -56,13 +56,11 @@ def summarize(
 ) -> dict[str, dict[str, Any]]:
     """``{label: {metric: estimate, "failures": n, ...}}``; label is the design (or
     ``design · model`` when the store holds several models). ``keys`` keeps only those episodes
-    (a run's own selection; default: every episode in the store)."""
+    (a run's own selection; default: every episode in the store). The numbers come from the
+    scores stored with the episodes (:func:`~replan.report.data.stored_scores`)."""
     with open_store(out_dir) as store:
-        episodes = store.episodes()
-        if keys is not None:
-            wanted = set(keys)
-            episodes = [e for e in episodes if key_of(e) in wanted]
-        units, _ = build_units(episodes, store.tasks())
+        scored = stored_scores(store, store.tasks(), keys)
+    units, _ = build_units(scored)
     return {u.label: u.row for u in units}
 
 

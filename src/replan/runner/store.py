@@ -1,19 +1,27 @@
 """The results store: one SQLite file (WAL) per output directory.
 
 Tables: ``experiments`` (config), ``tasks`` (the Task JSON each episode ran), ``episodes`` (the
-full Episode JSON plus indexed columns), ``feedback`` (one row per episode and metric key). An
-episode and its feedback are committed in one transaction as soon as the episode finishes, so a
+full Episode JSON plus indexed columns), ``feedback`` (one row per episode and metric key) and
+``scores`` (per episode, the per-run records every aggregate is computed from, with the stamp of
+the scoring code that made them and a digest of the episode text they score). An episode, its
+feedback and its records are committed in one transaction as soon as the episode finishes, so a
 crash loses at most the episodes in flight and a rerun resumes by skipping finished keys.
+
+The store owns its schema: the version is ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`); a
+store written before the version was recorded (0) is upgraded in place by adding what is new,
+any other version is refused with one line. The only way to empty a store is :meth:`ResultsStore.clear`
+(``replan clear``, which asks first): one transaction, so a failed clear leaves every row.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +84,16 @@ CREATE TABLE IF NOT EXISTS selections (
     source TEXT NOT NULL,
     task_ids TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS scores (
+    episode_key TEXT PRIMARY KEY REFERENCES episodes(key),
+    stamp TEXT NOT NULL,
+    episode_digest TEXT NOT NULL,
+    records TEXT NOT NULL
+);
 """
+#: the layout :data:`SCHEMA` creates (``PRAGMA user_version``); 0 is a store from before the
+#: version was recorded (no ``scores`` table), which opening upgrades
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -85,6 +102,22 @@ class FeedbackRow:
     score: float | None
     comment: str = ""
     value: Any = None
+
+    @classmethod
+    def of(cls, feedback: Any) -> FeedbackRow:
+        """The row of an evaluator's ``Feedback`` (anything with key, score, comment, value)."""
+        return cls(
+            key=feedback.key,
+            score=feedback.score,
+            comment=feedback.comment or "",
+            value=getattr(feedback, "value", None),
+        )
+
+
+def text_digest(text: str) -> str:
+    """The digest of an episode's stored text, kept beside its records: records are used only
+    for the very text they scored (an episode rewritten since, by any writer, is scored again)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def episode_key(task_id: str, design: str, model: str, seed: int) -> str:
@@ -233,9 +266,21 @@ class ResultsStore:
         self._lock = threading.Lock()
         check_store_file(self.path)
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version not in (0, SCHEMA_VERSION):  # checked before anything is written
+            self._conn.close()
+            newer = (
+                " (written by a newer replan: upgrade replan)" if version > SCHEMA_VERSION else ""
+            )
+            raise StoreError(
+                f"{self.path}: results store schema version {version}, this replan reads version "
+                f"{SCHEMA_VERSION}{newer}; nothing was changed, use another --out"
+            )
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(SCHEMA)
+        if version != SCHEMA_VERSION:
+            self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
         with self._lock:
@@ -279,15 +324,18 @@ class ResultsStore:
         episode: Episode,
         feedback: Iterable[FeedbackRow],
         level: str | None = None,
+        *,
+        records: Mapping[str, Any] | None = None,
+        stamp: str | None = None,
     ) -> str:
-        """Store one finished episode with its feedback, atomically; returns its key."""
+        """Store one finished episode with its feedback, atomically; returns its key.
+
+        ``records`` (with the ``stamp`` of the scoring code that made them) are the per-run
+        records the feedback was computed from (``EpisodeScore.records()``), what the summary,
+        the report and compare aggregate."""
         key = episode_key(episode.task_id, episode.design, episode.model, episode.seed)
-        rows = [
-            (key, f.key, f.score, None if f.value is None else json.dumps(f.value), f.comment)
-            for f in feedback
-        ]
+        text = episode.to_json()
         with self._tx() as c:
-            c.execute("DELETE FROM feedback WHERE episode_key = ?", (key,))
             c.execute("DELETE FROM uploads WHERE episode_key = ?", (key,))  # a new result
             c.execute(
                 "INSERT OR REPLACE INTO episodes(key, experiment_id, task_id, design, model, seed,"
@@ -304,14 +352,56 @@ class ResultsStore:
                     episode.end_reason.value,
                     None if episode.success is None else int(episode.success),
                     int(episode.end_reason.value in FAILURE_END_REASONS),
-                    episode.to_json(),
+                    text,
                 ),
             )
-            c.executemany(
-                "INSERT OR REPLACE INTO feedback(episode_key, key, score, value, comment) VALUES (?,?,?,?,?)",
-                rows,
-            )
+            self._write_scores(c, key, feedback, records, stamp, text_digest(text))
         return key
+
+    @staticmethod
+    def _write_scores(
+        c: sqlite3.Connection,
+        key: str,
+        feedback: Iterable[FeedbackRow],
+        records: Mapping[str, Any] | None,
+        stamp: str | None,
+        digest: str,
+    ) -> None:
+        """Replace an episode's feedback rows and records (inside the caller's transaction)."""
+        c.execute("DELETE FROM feedback WHERE episode_key = ?", (key,))
+        c.execute("DELETE FROM scores WHERE episode_key = ?", (key,))
+        c.executemany(
+            "INSERT OR REPLACE INTO feedback(episode_key, key, score, value, comment) VALUES (?,?,?,?,?)",
+            [
+                (key, f.key, f.score, None if f.value is None else json.dumps(f.value), f.comment)
+                for f in feedback
+            ],
+        )
+        if records is not None and stamp is not None:
+            c.execute(
+                "INSERT INTO scores(episode_key, stamp, episode_digest, records) VALUES (?,?,?,?)",
+                (key, stamp, digest, json.dumps(records)),
+            )
+
+    def save_scores(
+        self,
+        stamp: str,
+        scored: Iterable[tuple[str, str, Sequence[FeedbackRow], Mapping[str, Any]]],
+    ) -> int:
+        """Store new feedback and records for episodes already stored, given as ``(key, digest
+        of the episode text scored, feedback rows, records)``, in one transaction; an episode
+        deleted since is skipped. Returns how many were stored; :class:`StoreError` (nothing
+        stored) when the store cannot be written."""
+        n = 0
+        try:
+            with self._tx() as c:
+                for key, digest, feedback, records in scored:
+                    if c.execute("SELECT 1 FROM episodes WHERE key = ?", (key,)).fetchone():
+                        self._write_scores(c, key, feedback, records, stamp, digest)
+                        n += 1
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: could not store the scores ({exc})") from None
+        return n
 
     def save_selection(self, experiment_id: str, source: str, task_ids: list[str]) -> None:
         """Record which tasks an experiment selected from which source (``source`` names the
@@ -339,9 +429,13 @@ class ResultsStore:
         return [tasks[t] for t in ids]
 
     def clear(self) -> dict[str, int]:
-        """Delete every experiment, task, episode and feedback row (``replan clear``); returns
-        how many rows of each table were deleted. The file stays, empty and valid."""
-        tables = ("feedback", "episodes", "selections", "tasks", "experiments")
+        """Delete every experiment, task, episode, feedback and score row (``replan clear``, an
+        explicit command that asks first); returns how many rows of each table were deleted.
+
+        The store's reset, and the only one: nothing deletes its files. One transaction, so a
+        clear that fails (the store busy, a full disk) leaves every row; the file stays, empty,
+        valid and at :data:`SCHEMA_VERSION`."""
+        tables = ("scores", "feedback", "episodes", "selections", "tasks", "experiments")
         with self._tx() as c:
             counts = {t: c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables}
             for t in tables:
@@ -423,6 +517,28 @@ class ResultsStore:
         with self._lock:
             rows = self._conn.execute(q + " ORDER BY key", params).fetchall()
         return [Episode.from_json(r[0]) for r in rows]
+
+    def scored_episodes(
+        self, stamp: str, keys: Collection[str] | None = None
+    ) -> list[tuple[Episode, str, dict[str, Any] | None]]:
+        """``(episode, digest of its stored text, records)`` of every stored episode (or of
+        ``keys``), in key order; records are ``None`` where none are stored, where the scoring
+        code that made them is not ``stamp``, or where they scored an earlier text of the
+        episode."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records FROM episodes e "
+                "LEFT JOIN scores s ON s.episode_key = e.key ORDER BY e.key"
+            ).fetchall()
+        wanted = None if keys is None else set(keys)
+        out = []
+        for key, text, made_by, scored_digest, records in rows:
+            if wanted is not None and key not in wanted:
+                continue
+            digest = text_digest(text)
+            current = made_by == stamp and scored_digest == digest
+            out.append((Episode.from_json(text), digest, json.loads(records) if current else None))
+        return out
 
     def feedback(
         self, experiment_id: str | None = None
