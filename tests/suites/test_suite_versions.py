@@ -128,3 +128,35 @@ def test_regenerating_reproduces_the_pinned_digest(name):
     )
     if name == "toolmaze":  # the frozen file is the generation, in order
         assert sv.read_frozen(sv.frozen_path(name)) == tasks
+
+
+def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):
+    """load_suite('toolmaze') never generates at the pinned seed, and gives exactly the tasks
+    (ids, order and content) the generator gives for the same options."""
+    from replan.suites import toolmaze
+
+    expected = {
+        "a": toolmaze.generate(per_level=2),
+        "b": toolmaze.generate(levels=["C3", "C1"], modes=["P4", "NP"], limit=1, per_level=3),
+    }
+
+    def no_generation(*args, **kwargs):
+        raise AssertionError("the generator ran")
+
+    monkeypatch.setattr(toolmaze, "generate", no_generation)
+    monkeypatch.setattr(toolmaze.Generator, "base_task", no_generation)
+    got_a = load_suite("toolmaze", per_level=2)
+    got_b = load_suite("toolmaze", levels="c3,c1", modes=["p4", "NP"], limit=1, per_level=3)
+    assert got_a == expected["a"] and len(got_a) == 40
+    assert [t.task_id for t in got_b] == [
+        "toolmaze-C3-000-P4",
+        "toolmaze-C3-000-NP",
+        "toolmaze-C1-000-P4",
+        "toolmaze-C1-000-NP",
+    ]
+    assert got_b == expected["b"]
+    monkeypatch.undo()  # what the file cannot answer is the generator's to refuse
+    with pytest.raises(ValueError, match="unknown ToolMaze level"):
+        load_suite("toolmaze", levels=["C9"])
+    with pytest.raises(ValueError, match="unknown perturbation mode"):
+        load_suite("toolmaze", modes=["P9"])

@@ -4,49 +4,17 @@ Each suite is one module of this package (or a plugin, see :mod:`replan.core.reg
 loader registers it with :func:`~replan.suites.suite.suite`: ``toolmaze`` (C1–C4 × {NP, P1–P4},
 generated from the corpus), ``pararecover`` (the upstream ParaRecover files, option ``path``),
 ``pararecover-synth`` (ParaRecover-style replan points injected into ToolMaze gold paths).
-``replan suites list`` shows each one's options.
+``replan suites list`` shows each one's options. Every suite has a version and a content digest
+(:mod:`replan.suites.versions`); the generated ToolMaze suite loads from its frozen data file.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from replan.core.task import Task
 from replan.suites.suite import SUITES, StatsTable, Suite, get_suite, suite
-
-#: the pinned version and full-suite content digest of each generated suite (see ``suite_digest``)
-VERSIONS_FILE = Path(__file__).with_name("versions.json")
-
-
-def suite_versions() -> dict[str, dict[str, str]]:
-    """``{suite: {"version", "digest"}}`` as pinned in ``versions.json``.
-
-    The digest there is of the whole default suite (``toolmaze``: all 2,000 instances;
-    ``pararecover-synth``: all 799). A change to the corpus or a generator changes it; a test
-    regenerates each suite and fails until the version is bumped and the new digest pinned, so
-    results from before and after a change are never taken for the same suite.
-    """
-    return json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
-
-
-def suite_version(name: str) -> str:
-    """The pinned version of suite ``name`` (``"1"`` for a suite with no entry)."""
-    return suite_versions().get(name, {}).get("version", "1")
-
-
-def suite_digest(tasks: Iterable[Task]) -> str:
-    """Content digest of task instances: sha256 (first 16 hex digits) over each task's canonical
-    JSON, in task-id order. Two runs whose tasks share a digest asked the agents the same thing,
-    with the same tools, faults and checker; different digests are not comparable silently."""
-    h = hashlib.sha256()
-    for t in sorted(tasks, key=lambda t: t.task_id):
-        h.update(json.dumps(t.model_dump(mode="json"), sort_keys=True).encode())
-        h.update(b"\n")
-    return h.hexdigest()[:16]
+from replan.suites.versions import suite_digest, suite_identity, suite_version, suite_versions
 
 
 def list_suites() -> list[dict[str, Any]]:
@@ -80,6 +48,7 @@ __all__ = [
     "load_suite",
     "suite",
     "suite_digest",
+    "suite_identity",
     "suite_version",
     "suite_versions",
 ]

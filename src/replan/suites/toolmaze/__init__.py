@@ -57,6 +57,7 @@ from replan.env.verifier import verify
 from replan.suites.suite import StatsTable, csv_option, per_cell_subset, suite
 from replan.suites.toolmaze.assembly import Literals, _Builder, _State
 from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
+from replan.suites.toolmaze.frozen import read_frozen_suite
 from replan.suites.toolmaze.generator import BaseTask, Generator
 from replan.suites.toolmaze.index import _CORPORA, corpus_index
 from replan.suites.toolmaze.levels import LEVELS, PER_LEVEL, SUITE, GenerationError
@@ -240,7 +241,8 @@ def _subset_options(
 
 
 def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
-    """Generate the whole suite (a minute or so), reporting each base task to ``progress``."""
+    """The whole suite's figures: read from the frozen file at its seed, otherwise generated (a
+    minute or so), reporting each base task to ``progress``."""
     global ON_BASE_TASK
     total = len(LEVELS) * PER_LEVEL
     done_before: dict[str, int] = {}
@@ -250,11 +252,13 @@ def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = 
         if progress is not None:
             progress(f"generating toolmaze {level}", sum(done_before.values()), total)
 
-    ON_BASE_TASK = tick
-    try:
-        tasks = generate(seed=seed)
-    finally:
-        ON_BASE_TASK = None
+    tasks = read_frozen_suite(seed, LEVELS, MODES, PER_LEVEL)
+    if tasks is None:
+        ON_BASE_TASK = tick
+        try:
+            tasks = generate(seed=seed)
+        finally:
+            ON_BASE_TASK = None
     return {"suite": SUITE, "seed": seed, **stats(tasks)}
 
 
@@ -301,12 +305,19 @@ def load(
     seed: int = 0,
     per_level: int = PER_LEVEL,
 ) -> list[Task]:
-    """The ``toolmaze`` suite: :func:`generate` with options as ``replan run`` passes them
-    (levels and modes as lists or ``"C1,C2"`` text, any case)."""
+    """The ``toolmaze`` suite with options as ``replan run`` passes them (levels and modes as
+    lists or ``"C1,C2"`` text, any case): read from the frozen file of the pinned version when it
+    holds them (seed 0, up to 100 base tasks per level), generated otherwise."""
+    lvs = [lv.upper() for lv in csv_option(levels) or LEVELS]
+    mds = [m.upper() for m in csv_option(modes) or MODES]
+    n = int(per_level) if limit is None else min(int(per_level), int(limit))
+    frozen = read_frozen_suite(int(seed), lvs, mds, n)
+    if frozen is not None:
+        return frozen
     return generate(
         seed=int(seed),
-        levels=[lv.upper() for lv in csv_option(levels) or LEVELS],
-        modes=[m.upper() for m in csv_option(modes) or MODES],
+        levels=lvs,
+        modes=mds,
         limit=int(limit) if limit is not None else None,
         per_level=int(per_level),
     )
