@@ -23,8 +23,10 @@ summary   ``prefix.ter`` ``prefix.auc_pec`` ``prefix.rr`` ``prefix.success`` ``p
           dimensions when a judge ran)
 
 A summary score's comment carries its 95% interval and sample size.
-:func:`send_feedback` posts per-run feedback to a LangSmith run (what ``replan run
---langsmith`` does as each episode finishes).
+:func:`send_feedback` attaches per-run feedback to a run already in LangSmith (one traced
+outside ``replan run``); ``replan run --langsmith`` does not use it: after the local results it
+runs ``langsmith.evaluate`` with the evaluators above over the stored episodes
+(:mod:`replan.runner.langsmith`).
 """
 
 from __future__ import annotations
@@ -235,9 +237,13 @@ def send_feedback(
     trace_id: Any = None,
     session_id: Any = None,
 ) -> list[str]:
-    """Post each :class:`Feedback` to LangSmith as feedback on ``run_id``; returns their ids.
+    """Attach each :class:`Feedback` to the LangSmith run ``run_id`` (``client.create_feedback``,
+    one item each); returns the feedback ids.
 
-    ``session_id`` (the run's project) lets LangSmith locate the run without a lookup.
+    ``session_id`` is the run's project: LangSmith needs it for run-level feedback (the client
+    deprecates leaving it out). With ``trace_id`` (the run's root) the client may batch the
+    items and send them in the background, so they can arrive after this returns; without it
+    each item is its own request.
     """
     ids = []
     for f in feedback:
