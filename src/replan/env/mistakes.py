@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from replan.core.plan import RESPONSE, ROOT, PlanNode, iter_references
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references
 from replan.core.taxonomy import ErrorType, VerdictCode
 from replan.core.tools import ToolSpec
 
@@ -427,21 +427,13 @@ def referenced_nodes(node: PlanNode, ids: Sequence[str]) -> list[str]:
 
 
 def ancestors(nodes: Sequence[PlanNode], nid: str) -> set[str]:
-    """Every node ``nid`` waits for, directly or through others."""
-    by_id = {n.id: n for n in nodes}
-    seen: set[str] = set()
-    stack = list(by_id[nid].deps) if nid in by_id else []
-    while stack:
-        d = stack.pop()
-        if d not in seen:
-            seen.add(d)
-            stack.extend(by_id[d].deps if d in by_id else [])
-    return seen
+    """Every node ``nid`` waits for, directly or through others (the plan need not be valid)."""
+    return Plan(nodes=list(nodes)).ancestors(nid)
 
 
 def descendants(nodes: Sequence[PlanNode], nid: str) -> set[str]:
     """Every node that waits for ``nid``, directly or through others."""
-    return {n.id for n in nodes if nid in ancestors(nodes, n.id)}
+    return Plan(nodes=list(nodes)).descendants(nid)
 
 
 def next_id(nodes: Iterable[PlanNode]) -> str:
