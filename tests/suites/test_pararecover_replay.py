@@ -35,7 +35,7 @@ def test_loader_reads_every_line_of_the_sample(rel):
             n.status == "done" for n in getattr(inst.plan, "call_nodes", [])
         )
         assert (start.rounds_executed == 0) == ran_nothing
-        assert start.round_gt == inst.round_gt
+        assert start.optimal_rounds == inst.round_gt
     tasks = pr.load_tasks(path)
     assert len(tasks) == n_lines
     assert {t.level for t in tasks} == {"LEVEL-2" if "LEVEL-2" in rel else "LEVEL-1"}
@@ -128,8 +128,8 @@ def _start(done: set[str], last_wave: list[pr.FunCall], executed: dict) -> pr.Re
         last_wave=last_wave,
         rounds_executed=pr.count_rounds_executed(p, last_wave),
         calls_executed=len(done) + len(last_wave),
-        round_gt=4,
-        funcall_times_gt=4,
+        optimal_rounds=4,
+        min_calls=4,
         executed=executed,
         executed_tools={k: _hand_plan(set()).node(k).tool for k in executed},
     )
@@ -230,7 +230,7 @@ def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")
     inst = next(i for i in good if i.id == 1)  # Parameter_Error: high_rated_reviews
     start = pr.start_from_instance(inst)
-    assert start.rounds_executed == 3 and start.round_gt == 7
+    assert start.rounds_executed == 3 and start.optimal_rounds == 7
     assert rp.continue_plan(start, inst.plan).end_reason == "call_failed"
     fixed = json.loads(inst.plan_text)
     for t in fixed["tasks"]:

@@ -66,8 +66,8 @@ class Continuation(BaseModel):
     rounds_total: int = 0
     calls_executed: int = 0
     calls_after: int = 0
-    round_gt: int | None = None
-    funcall_times_gt: int | None = None
+    optimal_rounds: int | None = None  # G
+    min_calls: int | None = None  # c*
     steps: list[SimStep] = Field(default_factory=list)
     replans: int = 0
     error: str | None = None
@@ -167,8 +167,8 @@ def build_replan_point(
         end_reason="unparsable_plan",
         rounds_executed=start.rounds_executed,
         calls_executed=start.calls_executed,
-        round_gt=start.round_gt,
-        funcall_times_gt=start.funcall_times_gt,
+        optimal_rounds=start.optimal_rounds,
+        min_calls=start.min_calls,
     )
 
     def finish(

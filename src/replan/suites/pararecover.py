@@ -282,8 +282,8 @@ class ReplanStart(BaseModel):
     last_wave: list[FunCall] = Field(default_factory=list)
     rounds_executed: int = 0
     calls_executed: int = 0
-    round_gt: int | None = None
-    funcall_times_gt: int | None = None
+    optimal_rounds: int | None = None  # G (the record's round_gt)
+    min_calls: int | None = None  # c* (the record's funcall_times_gt)
     error_types: list[ErrorType] = Field(default_factory=list)
     executed: dict[str, Any] = Field(default_factory=dict)  # node id -> output (ran cleanly)
     executed_tools: dict[str, str] = Field(default_factory=dict)  # node id -> tool it ran
@@ -325,8 +325,8 @@ def start_from_instance(inst: ParaRecoverInstance) -> ReplanStart:
         last_wave=inst.fun_call,
         rounds_executed=rounds,
         calls_executed=calls_executed,
-        round_gt=inst.round_gt,
-        funcall_times_gt=inst.funcall_times_gt,
+        optimal_rounds=inst.round_gt,
+        min_calls=inst.funcall_times_gt,
         error_types=inst.error_types,
         executed=executed,
         executed_tools=executed_tools,
@@ -382,8 +382,8 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
         last_wave=calls,
         rounds_executed=int(meta.get("rounds_executed", 0)),
         calls_executed=len(ok),
-        round_gt=task.optimal_rounds,
-        funcall_times_gt=task.min_calls,
+        optimal_rounds=task.optimal_rounds,
+        min_calls=task.min_calls,
         error_types=error_types,
         executed=executed,
         executed_tools=executed_tools,
