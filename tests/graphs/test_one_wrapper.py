@@ -179,3 +179,13 @@ def test_the_replanner_loop_runs_a_user_s_tools_with_references(kit):
     assert steps[1].resolved_args == {"amount": 100, "rate": 1.25}  # the reference, resolved
     assert steps[1].observation == 125.0
     assert out["final_answer"] == "125.0 USD"
+
+
+def test_a_model_spec_string_builds_the_model(monkeypatch):
+    pytest.importorskip("langchain_openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-never-sent")  # nothing is invoked
+    model, world = agent_inputs("openai:gpt-4o-mini", [exchange_rate])
+    assert type(model).__name__ == "ChatOpenAI" and model.model_name == "gpt-4o-mini"
+    assert list(world.tools) == ["exchange_rate"]
+    graph = build_graph("dual_loop", "openai:gpt-4o-mini", [exchange_rate, convert])
+    assert {"planner", "verifier", "tools"} <= set(graph.get_graph().nodes)

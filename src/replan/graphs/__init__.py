@@ -39,6 +39,7 @@ from replan.graphs.replanner_loop import build_replanner_loop
 from replan.nodes.config import AgentConfig, RetrySettings
 from replan.nodes.frontier import WAVE_THREADS
 from replan.nodes.llm import describe_error, model_label
+from replan.nodes.tools import ToolsLike
 
 EventHandler = Callable[[dict[str, Any]], None]
 
@@ -53,13 +54,16 @@ def __getattr__(name: str) -> Any:
 
 def build_graph(
     design: str,
-    model: BaseChatModel,
-    world: World,
+    model: str | BaseChatModel,
+    world: ToolsLike,
     config: AgentConfig | None = None,
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """Compile ``design`` for ``model`` over ``world`` (the query comes in the graph input)."""
+    """Compile ``design`` for ``model`` over ``world`` (the query comes in the graph input).
+
+    ``world`` is a World or tools, and ``model`` a chat model or a spec string, as a design's
+    builder takes them (:mod:`replan.graphs.inputs`)."""
     build = get_design(design).build
     return build(model, world, config or AgentConfig(), checkpointer=checkpointer)
 

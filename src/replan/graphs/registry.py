@@ -3,7 +3,7 @@
 A design is one file in this package (or a plugin, see :mod:`replan.core.registry`)::
 
     @design("my_design")
-    def build_my_design(model, world, config, *, checkpointer=None) -> CompiledStateGraph:
+    def build_my_design(model, tools, config, *, checkpointer=None) -> CompiledStateGraph:
         ...
 
 ``replan run --agents``, :func:`replan.graphs.build_graph` and the preflight checks read the
@@ -19,7 +19,8 @@ from typing import Any
 from replan.core.registry import Registry
 from replan.core.trace import EndReason
 
-#: ``build(model, world, config, *, checkpointer)`` -> a compiled LangGraph graph
+#: ``build(model, tools, config, *, checkpointer)`` -> a compiled LangGraph graph (``model`` and
+#: ``tools`` as :func:`replan.graphs.inputs.agent_inputs` takes them)
 Builder = Callable[..., Any]
 
 
