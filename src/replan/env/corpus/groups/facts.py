@@ -1,0 +1,31 @@
+"""Groups: the seed tables and fact helpers that several sections read (one source per fact)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+from replan.env.corpus.data import SeedTables
+from replan.env.world import InvalidValue, ToolContext
+
+SEEDS = SeedTables.load(__package__)  # seeds.json beside this module
+
+
+VENDOR = "pth_vendor_name"
+STATION = "pth_weather_station"
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def digits(ctx: ToolContext, key: str, n: int) -> str:
+    return str(int(ctx.number(key, 10 ** (n - 1), 10**n - 1, 0)))
+
+
+def day(param: str, date: str) -> str:
+    try:
+        _dt.date.fromisoformat(date)
+    except ValueError as exc:
+        raise InvalidValue(param, f"not a date: {date!r}") from exc
+    return date
