@@ -1,4 +1,4 @@
-"""Financial, bank accounts: the tools of this section and the helpers only they use."""
+"""Financial tools: bank accounts."""
 
 from __future__ import annotations
 

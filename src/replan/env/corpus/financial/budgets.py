@@ -1,4 +1,4 @@
-"""Financial, budgets: the tools of this section and the helpers only they use."""
+"""Financial tools: budgets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Financial, FX: the tools of this section and the helpers only they use."""
+"""Financial tools: FX."""
 
 from __future__ import annotations
 

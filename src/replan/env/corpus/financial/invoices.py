@@ -1,4 +1,4 @@
-"""Financial, invoices: the tools of this section and the helpers only they use."""
+"""Financial tools: invoices."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Financial, loans and savings: the tools of this section and the helpers only they use."""
+"""Financial tools: loans and savings."""
 
 from __future__ import annotations
 

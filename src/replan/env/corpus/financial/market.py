@@ -1,4 +1,4 @@
-"""Financial, market data: the tools of this section and the helpers only they use."""
+"""Financial tools: market data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Financial, card payments: the tools of this section and the helpers only they use."""
+"""Financial tools: card payments."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Financial, tax: the tools of this section and the helpers only they use."""
+"""Financial tools: tax."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Financial, transfers: the tools of this section and the helpers only they use."""
+"""Financial tools: transfers."""
 
 from __future__ import annotations
 

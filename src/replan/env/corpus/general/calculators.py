@@ -1,4 +1,4 @@
-"""General, calculators: the tools of this section and the helpers only they use."""
+"""General tools: calculators."""
 
 from __future__ import annotations
 

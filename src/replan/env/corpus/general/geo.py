@@ -1,4 +1,4 @@
-"""General, geocoding, places and routing: the tools of this section and the helpers only they use."""
+"""General tools: geocoding, places and routing."""
 
 from __future__ import annotations
 

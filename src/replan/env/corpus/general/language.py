@@ -1,4 +1,4 @@
-"""General, language: the tools of this section and the helpers only they use."""
+"""General tools: language."""
 
 from __future__ import annotations
 

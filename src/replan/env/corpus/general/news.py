@@ -1,4 +1,4 @@
-"""General, news, web search, pages: the tools of this section and the helpers only they use."""
+"""General tools: news, web search, pages."""
 
 from __future__ import annotations
 
@@ -221,47 +221,7 @@ def fetch_webpage(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-_STOP = set(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "of",
-        "to",
-        "in",
-        "on",
-        "for",
-        "with",
-        "by",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-        "been",
-        "it",
-        "its",
-        "this",
-        "that",
-        "as",
-        "at",
-        "from",
-        "has",
-        "have",
-        "had",
-        "will",
-        "would",
-        "can",
-        "could",
-        "their",
-        "there",
-        "which",
-        "who",
-        "what",
-    ]
-)
+_STOP = facts.SEEDS.table("stop", set[str])
 
 
 @implementation

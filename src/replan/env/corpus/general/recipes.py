@@ -1,4 +1,4 @@
-"""General, recipes and nutrition: the tools of this section and the helpers only they use."""
+"""General tools: recipes and nutrition."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""General, reminders and timers (stateful): the tools of this section and the helpers only they use."""
+"""General tools: reminders and timers (stateful)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""General, time zones: the tools of this section and the helpers only they use."""
+"""General tools: time zones."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""General, weather: the tools of this section and the helpers only they use."""
+"""General tools: weather."""
 
 from __future__ import annotations
 

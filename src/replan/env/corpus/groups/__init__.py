@@ -1,9 +1,10 @@
 """Many-to-many (N-N) routes to one fact: pairs of two-call chains from different providers.
 
-Each module of this package (one per group) offers two chains of two tools that take the same input kinds and end in the
-same fact (a supplier's remittance e-mail, a city's country, a barcode's store SKU, ...). Facts
-live in private helpers keyed by what they describe, never by the tool, so both chains agree;
-intermediate handles (supplier numbers, ICAO idents, scan ids) encode what they name.
+Each module of this package (one per group) offers two chains of two tools that take the same
+input kinds and end in the same fact (a supplier's remittance e-mail, a city's country, a
+barcode's store SKU, ...). Facts live in private helpers keyed by what they describe, never by
+the tool, so both chains agree; intermediate handles (supplier numbers, ICAO idents, scan ids)
+encode what they name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Groups, Shopping: the store SKU behind a barcode: the tools of this section and the helpers only they use."""
+"""N-N group, Shopping: the store SKU behind a barcode."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Groups, General: the next business day in a country: the tools of this section and the helpers only they use."""
+"""N-N group, General: the next business day in a country."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Groups, Travel: a city's country and currency: the tools of this section and the helpers only they use."""
+"""N-N group, Travel: a city's country and currency."""
 
 from __future__ import annotations
 

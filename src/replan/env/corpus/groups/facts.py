@@ -1,4 +1,4 @@
-"""Groups: the seed tables and fact helpers that several sections read (one source per fact)."""
+"""N-N groups: the helpers that several groups share."""
 
 from __future__ import annotations
 

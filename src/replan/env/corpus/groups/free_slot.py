@@ -1,4 +1,4 @@
-"""Groups, Office: someone's first free half hour on a day: the tools of this section and the helpers only they use."""
+"""N-N group, Office: someone's first free half hour on a day."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Groups, Financial: the holder of an IBAN (confirmation of payee): the tools of this section and the helpers only they use."""
+"""N-N group, Financial: the holder of an IBAN (confirmation of payee)."""
 
 from __future__ import annotations
 

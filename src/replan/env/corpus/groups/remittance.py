@@ -1,4 +1,4 @@
-"""Groups, Financial: a supplier's remittance e-mail: the tools of this section and the helpers only they use."""
+"""N-N group, Financial: a supplier's remittance e-mail."""
 
 from __future__ import annotations
 

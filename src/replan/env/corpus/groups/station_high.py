@@ -1,4 +1,4 @@
-"""Groups, IoT: the day's high at a home weather station: the tools of this section and the helpers only they use."""
+"""N-N group, IoT: the day's high at a home weather station."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IoT, appliances (Home Connect style): the tools of this section and the helpers only they use."""
+"""IoT tools: appliances (Home Connect style)."""
 
 from __future__ import annotations
 

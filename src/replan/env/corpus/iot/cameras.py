@@ -1,4 +1,4 @@
-"""IoT, cameras: the tools of this section and the helpers only they use."""
+"""IoT tools: cameras."""
 
 from __future__ import annotations
 

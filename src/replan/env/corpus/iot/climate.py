@@ -1,4 +1,4 @@
-"""IoT, climate: the tools of this section and the helpers only they use."""
+"""IoT tools: climate."""
 
 from __future__ import annotations
 

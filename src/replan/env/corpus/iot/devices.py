@@ -1,4 +1,4 @@
-"""IoT, homes and devices: the tools of this section and the helpers only they use."""
+"""IoT tools: homes and devices."""
 
 from __future__ import annotations
 

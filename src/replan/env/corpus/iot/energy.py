@@ -1,4 +1,4 @@
-"""IoT, energy: the tools of this section and the helpers only they use."""
+"""IoT tools: energy."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""IoT, lights (Philips Hue style): the tools of this section and the helpers only they use."""
+"""IoT tools: lights (Philips Hue style)."""
 
 from __future__ import annotations
 

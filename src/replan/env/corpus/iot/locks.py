@@ -1,4 +1,4 @@
-"""IoT, locks: the tools of this section and the helpers only they use."""
+"""IoT tools: locks."""
 
 from __future__ import annotations
 

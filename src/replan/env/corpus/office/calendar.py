@@ -1,4 +1,4 @@
-"""Office, calendar: free/busy, slots, events: the tools of this section and the helpers only they use."""
+"""Office tools: calendar: free/busy, slots, events."""
 
 from __future__ import annotations
 

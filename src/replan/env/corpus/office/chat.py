@@ -1,4 +1,4 @@
-"""Office, chat (Slack-like): the tools of this section and the helpers only they use."""
+"""Office tools: chat (Slack-like)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Office, contacts: the tools of this section and the helpers only they use."""
+"""Office tools: contacts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Office, documents: the tools of this section and the helpers only they use."""
+"""Office tools: documents."""
 
 from __future__ import annotations
 

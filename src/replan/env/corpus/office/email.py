@@ -1,4 +1,4 @@
-"""Office, e-mail: the tools of this section and the helpers only they use."""
+"""Office tools: e-mail."""
 
 from __future__ import annotations
 

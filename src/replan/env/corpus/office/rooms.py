@@ -1,4 +1,4 @@
-"""Office, meeting rooms: the tools of this section and the helpers only they use."""
+"""Office tools: meeting rooms."""
 
 from __future__ import annotations
 

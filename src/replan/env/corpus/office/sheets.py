@@ -1,4 +1,4 @@
-"""Office, spreadsheets: the tools of this section and the helpers only they use."""
+"""Office tools: spreadsheets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Office, tasks: the tools of this section and the helpers only they use."""
+"""Office tools: tasks."""
 
 from __future__ import annotations
 

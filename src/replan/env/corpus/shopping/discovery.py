@@ -1,4 +1,4 @@
-"""Shopping, product discovery: the tools of this section and the helpers only they use."""
+"""Shopping tools: product discovery."""
 
 from __future__ import annotations
 

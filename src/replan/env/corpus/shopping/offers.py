@@ -1,4 +1,4 @@
-"""Shopping, marketplace offers: the tools of this section and the helpers only they use."""
+"""Shopping tools: marketplace offers."""
 
 from __future__ import annotations
 

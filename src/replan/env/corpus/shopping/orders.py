@@ -1,4 +1,4 @@
-"""Shopping, carts and orders: the tools of this section and the helpers only they use."""
+"""Shopping tools: carts and orders."""
 
 from __future__ import annotations
 

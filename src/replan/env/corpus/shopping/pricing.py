@@ -1,4 +1,4 @@
-"""Shopping, pricing, coupons, budget: the tools of this section and the helpers only they use."""
+"""Shopping tools: pricing, coupons, budget."""
 
 from __future__ import annotations
 

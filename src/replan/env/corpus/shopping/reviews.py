@@ -1,4 +1,4 @@
-"""Shopping, reviews: the tools of this section and the helpers only they use."""
+"""Shopping tools: reviews."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shopping, shipping: the tools of this section and the helpers only they use."""
+"""Shopping tools: shipping."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Shopping, stock: the tools of this section and the helpers only they use."""
+"""Shopping tools: stock."""
 
 from __future__ import annotations
 

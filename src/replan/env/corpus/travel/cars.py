@@ -1,4 +1,4 @@
-"""Travel, car rental: the tools of this section and the helpers only they use."""
+"""Travel tools: car rental."""
 
 from __future__ import annotations
 

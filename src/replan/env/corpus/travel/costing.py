@@ -1,4 +1,4 @@
-"""Travel, trip costing: the tools of this section and the helpers only they use."""
+"""Travel tools: trip costing."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Travel, flights: the tools of this section and the helpers only they use."""
+"""Travel tools: flights."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Travel, hotels: the tools of this section and the helpers only they use."""
+"""Travel tools: hotels."""
 
 from __future__ import annotations
 

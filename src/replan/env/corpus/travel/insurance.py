@@ -1,4 +1,4 @@
-"""Travel, travel insurance: the tools of this section and the helpers only they use."""
+"""Travel tools: travel insurance."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Travel, airports and places: the tools of this section and the helpers only they use."""
+"""Travel tools: airports and places."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Travel, points of interest: the tools of this section and the helpers only they use."""
+"""Travel tools: points of interest."""
 
 from __future__ import annotations
 

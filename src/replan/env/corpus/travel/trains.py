@@ -1,4 +1,4 @@
-"""Travel, trains: the tools of this section and the helpers only they use."""
+"""Travel tools: trains."""
 
 from __future__ import annotations
 

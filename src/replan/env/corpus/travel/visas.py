@@ -1,4 +1,4 @@
-"""Travel, visas: the tools of this section and the helpers only they use."""
+"""Travel tools: visas."""
 
 from __future__ import annotations
 
