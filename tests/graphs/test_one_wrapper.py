@@ -4,6 +4,7 @@ model as ``create_agent`` does."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -106,6 +107,24 @@ def test_a_world_session_numbers_rounds_budgets_and_reports(travel_task):
     with pytest.raises(StepBudgetExceeded):
         session.step(Call(tool=CALLS[0][0], args=CALLS[0][1]))
     assert session.budget_hit and len(session.steps) == 2
+
+
+def test_any_entrance_of_a_world_session_runs_the_call_in_the_world(travel_task):
+    """``run`` / ``arun`` (the entrances of wrapped tools and the middleware) on a world session:
+    the world runs the call, never the ``execute`` a caller passes."""
+    world = task_world(travel_task)
+    session = world_session(world, state=world.state)
+
+    def never():
+        raise AssertionError("a world session runs the call itself")
+
+    name, args = CALLS[3]
+    msg = session.run(None, Call(tool=name, args=args, call_id="x"), never)
+    assert msg.tool_call_id == "x" and msg.status == "success"
+    assert json.loads(msg.content) == session.steps[0].observation
+    text = asyncio.run(session.arun(None, Call(tool="no_such_tool", args={}), never))
+    assert json.loads(text)["error"] == "unknown_tool"  # no call id: the text itself
+    assert [s.index for s in session.steps] == [0, 1]
 
 
 @tool
