@@ -387,27 +387,18 @@ def run_header(cfg: RunConfig | None, outcome: Any) -> str:
 def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
     """The designs-compared table, split into as many tables as the terminal width needs, each
     column marked with the way that is better, and a legend."""
-    from replan.report.summary import (
-        HEADLINE,
-        LOWER_IS_BETTER,
-        OPTIONAL_HEADLINE,
-        column_notes,
-        fmt_estimate,
-    )
+    from replan.report.summary import column_notes, fmt_estimate, table_columns
 
-    columns = [
-        c
-        for c in (*HEADLINE, *OPTIONAL_HEADLINE)
-        if c in HEADLINE or any(r.get(c) is not None for r in summary.values())
-    ]
-    columns = list(dict.fromkeys(columns))
+    metric_columns = table_columns(summary)  # from the metric registry
+    columns = [c.label for c in metric_columns]
     cells = {
         label: {c: fmt_estimate(row.get(c), sep="\n") for c in columns}
         | {"failed": str(row.get("failures", 0))}
         for label, row in summary.items()
     }
     columns.append("failed")
-    arrow = {c: "" if c == "failed" else (" ↓" if c in LOWER_IS_BETTER else " ↑") for c in columns}
+    arrow = {c.label: " ↓" if c.lower_is_better else " ↑" for c in metric_columns}
+    arrow["failed"] = ""
 
     def width(c: str) -> int:
         lines = [ln for r in cells.values() for ln in r[c].splitlines()] + [c + arrow[c]]

@@ -26,38 +26,30 @@ import functools
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode, is_failure
 from replan.env.world import World
+from replan.evaluators.metric import METRICS, EpisodeContext, Metric, metric, metrics
 from replan.evaluators.perturbation import (
     RecoveryRecord,
     composite_avg,
-    recovery_record,
     summarize_toolmaze,
-    toolmaze_feedback,
 )
 from replan.evaluators.prefix import (
     PrefixRecord,
     episode_verdicts,
-    first_perturbed,
-    prefix_feedback,
-    record_from_verdicts,
     resolve_success,
     summarize_prefix,
     task_world_or_none,
 )
 from replan.evaluators.sde import (
-    JudgeResult,
     SDEJudge,
     SDERecord,
     calibrate,
     load_labels,
-    sde_feedback,
-    sde_record,
     summarize_sde,
 )
 from replan.evaluators.stats import (
@@ -72,8 +64,11 @@ from replan.evaluators.stats import (
 )
 
 __all__ = [
+    "METRICS",
+    "EpisodeContext",
     "Estimate",
     "Feedback",
+    "Metric",
     "PrefixRecord",
     "RecoveryRecord",
     "SDEJudge",
@@ -86,6 +81,8 @@ __all__ = [
     "is_failure",
     "load_labels",
     "mcnemar",
+    "metric",
+    "metrics",
     "paired_bootstrap",
     "pass_hat_k",
     "score",
@@ -135,52 +132,49 @@ def _task_map(tasks: Mapping[str, Task] | Iterable[Task] | None) -> dict[str, Ta
 
 
 class EpisodeScore:
-    """All per-run records of one episode (what :func:`score` aggregates)."""
+    """All per-run records of one episode, by metric family (what :func:`score` aggregates);
+    each family's record is also an attribute (``s.prefix``, ``s.recovery``, ``s.sde``: the
+    family's ``attribute``, see :mod:`replan.evaluators.metric`)."""
 
-    __slots__ = ("episode", "prefix", "recovery", "sde", "task")
+    __slots__ = ("_by_attribute", "by_metric", "episode", "task")
 
-    def __init__(
-        self,
-        episode: Episode,
-        task: Task | None,
-        prefix: PrefixRecord,
-        recovery: RecoveryRecord,
-        sde: SDERecord,
-    ):
+    def __init__(self, episode: Episode, task: Task | None, records: Mapping[str, Any]):
         self.episode = episode
         self.task = task
-        self.prefix = prefix
-        self.recovery = recovery
-        self.sde = sde
+        self.by_metric = dict(records)
+        self._by_attribute = {
+            m.attribute: self.by_metric[m.name] for m in metrics() if m.name in self.by_metric
+        }
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return object.__getattribute__(self, "_by_attribute")[name]
+        except KeyError:
+            raise AttributeError(f"EpisodeScore has no record {name!r}") from None
 
     def feedback(self) -> list[Feedback]:
-        return (
-            prefix_feedback(self.prefix) + toolmaze_feedback(self.recovery) + sde_feedback(self.sde)
-        )
+        """Every family's feedback on this run, families in order."""
+        return [
+            f
+            for m in metrics()
+            if m.name in self.by_metric
+            for f in m.feedback(self.by_metric[m.name])
+        ]
 
     def records(self) -> dict[str, Any]:
-        """The three per-run records as JSON-ready data: what every aggregate needs of this run,
-        stored at scoring time so that summaries never replay the episode again."""
+        """The per-run records as JSON-ready data, by family: what every aggregate needs of this
+        run, stored at scoring time so that summaries never replay the episode again."""
         return {
-            "prefix": asdict(self.prefix),
-            "recovery": asdict(self.recovery),
-            "sde": asdict(self.sde),
+            m.name: m.dump(self.by_metric[m.name]) for m in metrics() if m.name in self.by_metric
         }
 
     @classmethod
     def from_records(
         cls, episode: Episode, task: Task | None, records: Mapping[str, Any]
     ) -> EpisodeScore:
-        """The score :meth:`records` stored, rebuilt without scoring ``episode`` again."""
-        sde = dict(records["sde"])
-        judge = sde.pop("judge", None)
-        return cls(
-            episode,
-            task,
-            PrefixRecord(**records["prefix"]),
-            RecoveryRecord(**records["recovery"]),
-            SDERecord(**sde, judge=None if judge is None else JudgeResult(**judge)),
-        )
+        """The score :meth:`records` stored, rebuilt without scoring ``episode`` again (a
+        registered family without a stored record is a ``KeyError``: score the episode)."""
+        return cls(episode, task, {m.name: m.load(records[m.name]) for m in metrics()})
 
 
 #: the parts of replan whose code decides an episode's records (the replay, the checker, the
@@ -189,17 +183,23 @@ SCORING_CODE = ("core", "env", "evaluators")
 
 
 @functools.cache
-def scoring_stamp() -> str:
-    """A digest of the scoring code's files (:data:`SCORING_CODE`), stored with each episode's
-    records: records made by other scoring code (an upgrade, an edit) are recomputed, never
-    aggregated (see :func:`replan.report.data.stored_scores`)."""
+def _code_digest() -> str:
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for part in SCORING_CODE:
         for f in sorted((root / part).rglob("*")):
             if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
                 h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
-    return h.hexdigest()[:16]
+    return h.hexdigest()
+
+
+def scoring_stamp() -> str:
+    """A digest of the scoring code's files (:data:`SCORING_CODE`) and of the registered metric
+    families (a plugin's included), stored with each episode's records: records made by other
+    scoring code (an upgrade, an edit, another set of metrics) are recomputed, never aggregated
+    (see :func:`replan.report.data.stored_scores`)."""
+    families = ",".join(f"{m.name}@{m.record.__module__}" for m in metrics())
+    return hashlib.sha256(f"{_code_digest()}|{families}".encode()).hexdigest()[:16]
 
 
 def score_one(
@@ -211,13 +211,8 @@ def score_one(
     success = resolve_success(episode, task, state)
     if judge is not None and not isinstance(judge, SDEJudge):
         judge = SDEJudge(judge)
-    return EpisodeScore(
-        episode,
-        task,
-        record_from_verdicts(verdicts, success, source, first_perturbed(episode)),
-        recovery_record(episode, task, success=success),
-        sde_record(episode, task, success=success, judge=judge),
-    )
+    ctx = EpisodeContext(episode, task, success, verdicts, source, judge)
+    return EpisodeScore(episode, task, {m.name: m.record(ctx) for m in metrics()})
 
 
 def score_episode(
@@ -291,16 +286,13 @@ def score_records(
     for s in scores:
         sources[s.prefix.source] += 1
     out["verdict_sources"] = dict(sources)
-    out.update(summarize_prefix([s.prefix for s in scores], seed=seed, n_boot=n_boot))
-    tm = summarize_toolmaze([s.recovery for s in scores], seed=seed, n_boot=n_boot)
-    tables = tm.pop("tables")
-    out.update(tm)
-    out.update(summarize_sde([s.sde for s in scores], seed=seed, n_boot=n_boot))
-    if failed:  # success rates: a run that failed for the infrastructure did not succeed
-        out["toolmaze.tsr"] = wilson(sum(bool(s.recovery.success) for s in scores), len(every))
-        out["toolmaze.tsr"] = out["toolmaze.tsr"].to_dict() | {"failures": len(failed)}
-        out["sde.pass@1"] = wilson(sum(bool(s.sde.success) for s in scores), len(every))
-        out["sde.pass@1"] = out["sde.pass@1"].to_dict() | {"failures": len(failed)}
+    tables: dict[str, Any] = {}
+    for m in metrics():  # each family counts failures in its success rates itself
+        agg = m.summarize(
+            [s.by_metric[m.name] for s in scores], seed=seed, n_boot=n_boot, failures=len(failed)
+        )
+        tables.update(agg.pop("tables", None) or {})
+        out.update(agg)
     by_task: dict[tuple[str, str, str], dict[int, bool]] = defaultdict(dict)
     for s in every:
         e = s.episode

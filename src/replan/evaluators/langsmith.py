@@ -7,7 +7,11 @@ same forms; optional — without it the recorded verdicts are used). Evaluators 
 "comment"}, ...]}``, so they run in ``langsmith.evaluate(...)`` online or fully offline
 (``upload_results=False``).
 
-Stable feedback keys (:data:`FEEDBACK_KEYS` describes each):
+The evaluators are generated from the metric registry (:mod:`replan.evaluators.metric`): one
+per-run and one summary evaluator per family (:func:`evaluators`, :func:`summary_evaluators`;
+``EVALUATORS`` / ``SUMMARY_EVALUATORS`` are the same lists), so a registered family is
+evaluated like the built-in ones. Stable feedback keys of the built-in families
+(:data:`FEEDBACK_KEYS` describes each):
 
 per run   ``prefix.fed`` ``prefix.clean`` ``prefix.calls`` ``prefix.auc``
           ``prefix.first_error_type`` (a ``value``: the ParaRecover type) ·
@@ -38,44 +42,9 @@ from typing import Any
 from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.evaluators import score_one, score_records
-from replan.evaluators.perturbation import toolmaze_feedback
-from replan.evaluators.prefix import prefix_feedback
+from replan.evaluators.metric import METRICS, Metric, metrics
 from replan.evaluators.sde import SDEJudge, sde_feedback
 from replan.evaluators.stats import N_BOOT, Feedback
-
-FEEDBACK_KEYS: dict[str, str] = {
-    "prefix.fed": "first error depth: 1-based index of the first non-executable call (none if clean)",
-    "prefix.clean": "1 if every call was executable in the state the earlier calls produced",
-    "prefix.calls": "number of tool calls in the run",
-    "prefix.auc": "(FED - 1)/n, 1 for a clean run: this run's AUC-PEC term",
-    "prefix.first_error_type": "ParaRecover error type of the first non-executable call",
-    "toolmaze.success": "task success (the task's checker)",
-    "toolmaze.exposed": "1 if the injected fault reached the agent",
-    "toolmaze.recovered": "1 if the agent recovered from the fault (exposed runs only)",
-    "toolmaze.c_rec": "recovery cost 1 - c*/max(c, c*)·succ (exposed runs only)",
-    "toolmaze.sentinel_propagated": "1 if a corrupted (sentinel) value reached an accepted later "
-    "call or the answer",
-    "sde.S5": "the scored replan parses into a valid DAG",
-    "sde.E5": "S·min(1, G/T): problem-solving efficacy in rounds",
-    "sde.tool_use_efficiency": "tool-use efficiency, replan's own formula (seed 001 names it, "
-    "does not define it): S·min(1, gt calls / actual calls)",
-    "sde.invalid_dags": "replanner outputs of this run that fail S5",
-    "sde.auto.<item>": "deterministic estimate of an SDE item (S2, S3, S4, E1, E3, D4)",
-    "sde.<item>": "LLM-judged SDE item S1-S4, D1-D5, E1-E4 (1 / 0.5 / 0; missing if the judge failed)",
-    "sde.SI|DR|ES|Avg": "SDE dimensions (mean of items x 100) and their mean",
-    "prefix.ter": "share of runs with no invalid call",
-    "prefix.auc_pec": "mean of (FED - 1)/n, 1 for clean runs",
-    "prefix.rr": "success rate among runs with an invalid call (comment: eligible count)",
-    "prefix.success": "success rate",
-    "prefix.pec.<k>": "share of all runs valid through call k and of length >= k",
-    "prefix.cpec.<k>": "the same among runs of length >= k",
-    "toolmaze.tsr[.<mode>]": "task success rate (per mode: macro over C1-C4; overall: over cells)",
-    "toolmaze.prr[.<mode>]": "perturbation recovery rate among exposed runs (macro over cells)",
-    "toolmaze.rc[.<mode>]": "mean of pert·C_rec (per C x P cell, then macro over cells)",
-    "toolmaze.avg": "(mean TSR + mean PRR + 1 - mean RC) / 3 over the C x P cells",
-    "sde.pass@1": "success rate",
-    "sde.invalid_dag_rate": "share of replanner outputs failing S5",
-}
 
 
 def _load(value: Any, cls: type, what: str) -> Any:
@@ -114,28 +83,19 @@ def _scored(inputs: Any, outputs: Any, reference_outputs: Any, judge: Any = None
     return score_one(episode_of(outputs), task_of(inputs, reference_outputs), judge=judge)
 
 
-def prefix_evaluator(
-    inputs: dict, outputs: dict, reference_outputs: dict
-) -> dict[str, list[dict[str, Any]]]:
-    """``prefix.*`` feedback of one run (replayed against the task's world)."""
+def run_evaluator(m: Metric) -> Callable[[dict, dict, dict], dict[str, list[dict[str, Any]]]]:
+    """The LangSmith evaluator of metric family ``m``: its feedback on one run
+    (``<name>_evaluator``; the SDE one without a judge)."""
 
-    return _results(prefix_feedback(_scored(inputs, outputs, reference_outputs).prefix))
+    def evaluator(
+        inputs: dict, outputs: dict, reference_outputs: dict
+    ) -> dict[str, list[dict[str, Any]]]:
+        scored = _scored(inputs, outputs, reference_outputs)
+        return _results(m.feedback(scored.by_metric[m.name]))
 
-
-def toolmaze_evaluator(
-    inputs: dict, outputs: dict, reference_outputs: dict
-) -> dict[str, list[dict[str, Any]]]:
-    """``toolmaze.*`` feedback of one run."""
-
-    return _results(toolmaze_feedback(_scored(inputs, outputs, reference_outputs).recovery))
-
-
-def sde_evaluator(
-    inputs: dict, outputs: dict, reference_outputs: dict
-) -> dict[str, list[dict[str, Any]]]:
-    """``sde.*`` script and sde-auto feedback of one run (no judge)."""
-
-    return _results(sde_feedback(_scored(inputs, outputs, reference_outputs).sde))
+    evaluator.__name__ = evaluator.__qualname__ = f"{m.name}_evaluator"
+    evaluator.__doc__ = f"``{m.name}.*`` feedback of one run."
+    return evaluator
 
 
 def make_sde_judge_evaluator(
@@ -152,9 +112,6 @@ def make_sde_judge_evaluator(
         return _results([f for f in sde_feedback(rec) if not f.key.startswith("sde.auto.")])
 
     return sde_judge_evaluator
-
-
-EVALUATORS = [prefix_evaluator, toolmaze_evaluator, sde_evaluator]
 
 
 # -- summary evaluators ------------------------------------------------------------------------
@@ -204,28 +161,50 @@ def _family(agg: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     return out
 
 
-def prefix_summary(
-    inputs: list[dict], outputs: list[dict], reference_outputs: list[dict]
-) -> dict[str, list[dict[str, Any]]]:
-    """TER, AUC-PEC, RR (with eligible count), success, PEC(k) and cPEC(k)."""
-    return {"results": _family(_aggregate(inputs, outputs, reference_outputs), "prefix.")}
+def summary_evaluator(m: Metric) -> Callable[[list, list, list], dict[str, list[dict[str, Any]]]]:
+    """The LangSmith summary evaluator of metric family ``m``: every aggregate whose key starts
+    with ``<name>.``, with its interval in the comment (``<name>_summary``)."""
+
+    def summary(
+        inputs: list[dict], outputs: list[dict], reference_outputs: list[dict]
+    ) -> dict[str, list[dict[str, Any]]]:
+        return {"results": _family(_aggregate(inputs, outputs, reference_outputs), f"{m.name}.")}
+
+    summary.__name__ = summary.__qualname__ = f"{m.name}_summary"
+    summary.__doc__ = f"The ``{m.name}.*`` aggregates over the runs, with their 95% intervals."
+    return summary
 
 
-def toolmaze_summary(
-    inputs: list[dict], outputs: list[dict], reference_outputs: list[dict]
-) -> dict[str, list[dict[str, Any]]]:
-    """TSR overall and per mode, PRR and RC per perturbed mode, and Avg."""
-    return {"results": _family(_aggregate(inputs, outputs, reference_outputs), "toolmaze.")}
+def evaluators() -> list[Callable[..., Any]]:
+    """One per-run evaluator per registered metric family (plugins included)."""
+    return [run_evaluator(m) for m in metrics()]
 
 
-def sde_summary(
-    inputs: list[dict], outputs: list[dict], reference_outputs: list[dict]
-) -> dict[str, list[dict[str, Any]]]:
-    """Pass@1, invalid-DAG rate, E5, tool-use efficiency and the sde-auto item means."""
-    return {"results": _family(_aggregate(inputs, outputs, reference_outputs), "sde.")}
+def summary_evaluators() -> list[Callable[..., Any]]:
+    """One summary evaluator per registered metric family (plugins included)."""
+    return [summary_evaluator(m) for m in metrics()]
 
 
-SUMMARY_EVALUATORS = [prefix_summary, toolmaze_summary, sde_summary]
+def feedback_keys() -> dict[str, str]:
+    """Every registered family's documented feedback keys and what each means."""
+    return {k: v for m in metrics() for k, v in m.keys.items()}
+
+
+def __getattr__(name: str) -> Any:
+    """``EVALUATORS``, ``SUMMARY_EVALUATORS``, ``FEEDBACK_KEYS`` and ``<family>_evaluator`` /
+    ``<family>_summary`` (``prefix_evaluator``, ``toolmaze_summary``, ...), generated from the
+    metric registry when asked."""
+    if name == "EVALUATORS":
+        return evaluators()
+    if name == "SUMMARY_EVALUATORS":
+        return summary_evaluators()
+    if name == "FEEDBACK_KEYS":
+        return feedback_keys()
+    for suffix, make in (("_evaluator", run_evaluator), ("_summary", summary_evaluator)):
+        family = METRICS.find(name.removesuffix(suffix)) if name.endswith(suffix) else None
+        if family is not None:
+            return make(family)
+    raise AttributeError(f"module 'replan.evaluators.langsmith' has no attribute {name!r}")
 
 
 # -- posting feedback --------------------------------------------------------------------------

@@ -59,6 +59,7 @@ from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
 from replan.env.corpus import load_corpus
 from replan.env.recovery_cost import min_calls_after_fault
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric
 from replan.evaluators.prefix import episode_verdicts, first_perturbed, resolve_success
 from replan.evaluators.stats import (
     N_BOOT,
@@ -579,3 +580,90 @@ def summarize_toolmaze(
         },
     }
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the metric family as the registry sees it
+def _summarize(
+    records: Sequence[RecoveryRecord], *, seed: int = 0, n_boot: int = N_BOOT, failures: int = 0
+) -> dict[str, Any]:
+    """:func:`summarize_toolmaze`; with infrastructure failures, ``toolmaze.tsr`` counts them
+    as failed runs (a run that failed for the infrastructure did not succeed)."""
+    out = summarize_toolmaze(records, seed=seed, n_boot=n_boot)
+    if failures:
+        tsr = wilson(sum(bool(r.success) for r in records), len(records) + failures)
+        out["toolmaze.tsr"] = tsr.to_dict() | {"failures": failures}
+    return out
+
+
+def _not_exposed(u: Any) -> Any:
+    """Perturbed runs whose fault was never reached (left out when there are none)."""
+    est = u.aggregate.get("toolmaze.not_exposed")
+    return est if est and est["n"] else OMIT
+
+
+@metric(
+    "toolmaze",
+    order=10,
+    attribute="recovery",
+    feedback=toolmaze_feedback,
+    summarize=_summarize,
+    load=lambda data: RecoveryRecord(**data),
+    keys={
+        "toolmaze.success": "task success (the task's checker)",
+        "toolmaze.exposed": "1 if the injected fault reached the agent",
+        "toolmaze.recovered": "1 if the agent recovered from the fault (exposed runs only)",
+        "toolmaze.c_rec": "recovery cost 1 - c*/max(c, c*)·succ (exposed runs only)",
+        "toolmaze.sentinel_propagated": "1 if a corrupted (sentinel) value reached an accepted "
+        "later call or the answer",
+        "toolmaze.tsr[.<mode>]": "task success rate (per mode: macro over C1-C4; overall: over "
+        "cells)",
+        "toolmaze.prr[.<mode>]": "perturbation recovery rate among exposed runs (macro over cells)",
+        "toolmaze.rc[.<mode>]": "mean of pert·C_rec (per C x P cell, then macro over cells)",
+        "toolmaze.avg": "(mean TSR + mean PRR + 1 - mean RC) / 3 over the C x P cells",
+    },
+    columns=(
+        Column(
+            "TSR",
+            # every run's success, infrastructure failures counted as failed runs
+            lambda u: wilson(
+                sum(bool(s.recovery.success) for s in u.scores), len(u.scores) + u.failures
+            ).to_dict(),
+            "task success rate",
+        ),
+        # seed 002 Table 2's PRR / RC "Avg" columns: macro over the P1–P4 C × P cells
+        Column(
+            "PRR",
+            lambda u: u.aggregate.get("toolmaze.prr"),
+            "perturbation recovery rate (exposed runs), mean over the P1–P4 C × P cells",
+            note=lambda est, row: f"exposed n = {est.get('exposed', 0)}" if est else "",
+        ),
+        Column(
+            "RC",
+            lambda u: u.aggregate.get("toolmaze.rc"),
+            "recovery cost, mean over the P1–P4 C × P cells (lower is better)",
+            lower_is_better=True,
+            note=lambda est, row: (
+                f"n = {est.get('n')}" if est and est.get("value") is not None else ""
+            ),
+        ),
+        Column(
+            "Avg",
+            lambda u: u.aggregate.get("toolmaze.avg"),
+            "ToolMaze composite, over the C × P cells",
+            optional=True,
+        ),
+        Column(
+            "not exposed",
+            _not_exposed,
+            "perturbed runs whose fault was never reached (no PRR, no cost)",
+            lower_is_better=True,
+            optional=True,
+            digits=0,
+            note=lambda est, row: f"of {est.get('n', 0)} perturbed runs" if est else "",
+        ),
+    ),
+)
+def _record(ctx: EpisodeContext) -> RecoveryRecord:
+    """The ToolMaze record of one run."""
+    return recovery_record(ctx.episode, ctx.task, success=ctx.success)

@@ -46,6 +46,7 @@ from replan.env import task_world
 from replan.env.checker import check
 from replan.env.replay import replay
 from replan.env.world import World, WorldState
+from replan.evaluators.metric import Column, EpisodeContext, metric
 from replan.evaluators.stats import N_BOOT, Feedback, bootstrap_mean, wilson
 
 
@@ -324,3 +325,72 @@ def summarize_prefix(
         "prefix.pec": pec_curve(arr),
         "prefix.first_error_types": types,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# the metric family as the registry sees it
+def _summarize(
+    records: Sequence[PrefixRecord], *, seed: int = 0, n_boot: int = N_BOOT, failures: int = 0
+) -> dict[str, Any]:
+    """:func:`summarize_prefix` (infrastructure failures are left out of process metrics)."""
+    return summarize_prefix(records, seed=seed, n_boot=n_boot)
+
+
+@metric(
+    "prefix",
+    order=20,
+    feedback=prefix_feedback,
+    summarize=_summarize,
+    load=lambda data: PrefixRecord(**data),
+    keys={
+        "prefix.fed": "first error depth: 1-based index of the first non-executable call "
+        "(none if clean)",
+        "prefix.clean": "1 if every call was executable in the state the earlier calls produced",
+        "prefix.calls": "number of tool calls in the run",
+        "prefix.auc": "(FED - 1)/n, 1 for a clean run: this run's AUC-PEC term",
+        "prefix.first_error_type": "ParaRecover error type of the first non-executable call",
+        "prefix.ter": "share of runs with no invalid call",
+        "prefix.auc_pec": "mean of (FED - 1)/n, 1 for clean runs",
+        "prefix.rr": "success rate among runs with an invalid call (comment: eligible count)",
+        "prefix.success": "success rate",
+        "prefix.pec.<k>": "share of all runs valid through call k and of length >= k",
+        "prefix.cpec.<k>": "the same among runs of length >= k",
+    },
+    columns=(
+        Column(
+            "TER",
+            lambda u: u.aggregate["prefix.headline"]["prefix.ter"],
+            "clean-run rate (no invalid call); on NP runs when the runs mix NP and P1–P4",
+            note=lambda est, row: "NP runs only" if row.get("prefix_scope") == "NP" else "",
+        ),
+        Column(
+            "0-call",
+            lambda u: u.aggregate["prefix.headline"]["prefix.zero_call"],
+            "share of runs with no tool call (clean by definition: no evidence)",
+            lower_is_better=True,
+        ),
+        Column(
+            "AUC-PEC",
+            lambda u: u.aggregate["prefix.headline"]["prefix.auc_pec"],
+            "area under the PEC curve (same runs as TER)",
+        ),
+        Column(
+            "RR",
+            lambda u: u.aggregate["prefix.headline"]["prefix.rr"],
+            "success among runs with an invalid call (eligible runs; same runs as TER)",
+            note=lambda est, row: f"eligible n = {est.get('eligible', 0)}" if est else "",
+        ),
+        Column(
+            "calls",
+            lambda u: bootstrap_mean(
+                [s.prefix.n for s in u.scores], key="report.calls", seed=u.seed, n_boot=u.n_boot
+            ).to_dict(),
+            "mean tool calls per run",
+            lower_is_better=True,
+            digits=1,
+        ),
+    ),
+)
+def _record(ctx: EpisodeContext) -> PrefixRecord:
+    """The prefix record of one run from its (replayed or recorded) verdicts."""
+    return record_from_verdicts(ctx.verdicts, ctx.success, ctx.source, first_perturbed(ctx.episode))

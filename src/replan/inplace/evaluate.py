@@ -251,9 +251,13 @@ def score_episode_inplace(episode: Episode, task: Task, groups: Mapping[str, Seq
     return EpisodeScore(
         episode,
         task,
-        prefix_record(episode, None),
-        recovery_record(episode, task, success=episode.success, corpus=_Groups(groups)),
-        sde_record(episode, task, success=episode.success),
+        {
+            "prefix": prefix_record(episode, None),
+            "toolmaze": recovery_record(
+                episode, task, success=episode.success, corpus=_Groups(groups)
+            ),
+            "sde": sde_record(episode, task, success=episode.success),
+        },
     )
 
 

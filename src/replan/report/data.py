@@ -46,7 +46,6 @@ from replan.core.taxonomy import ErrorType
 from replan.core.trace import Episode
 from replan.evaluators import (
     EpisodeScore,
-    bootstrap_mean,
     compare_scores,
     is_failure,
     score_one,
@@ -55,6 +54,7 @@ from replan.evaluators import (
     task_of,
     wilson,
 )
+from replan.evaluators.metric import OMIT, UnitView, columns
 from replan.evaluators.stats import N_BOOT
 from replan.runner.store import FeedbackRow, ResultsStore, StoreError, episode_key
 
@@ -168,35 +168,15 @@ def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str,
     }
     if not unit.scores:
         return row
-    successes = sum(bool(s.prefix.success) for s in unit.scores)
-    head = agg["prefix.headline"]
-    toolmaze = all(s.episode.suite == "toolmaze" for s in unit.scores)
-    row.update(
-        {
-            "TSR": wilson(successes, len(unit.scores) + len(unit.failures)).to_dict(),
-            # seed 002 Table 2's PRR / RC "Avg" columns: macro over the P1–P4 C × P cells
-            "PRR": agg.get("toolmaze.prr"),
-            "RC": agg.get("toolmaze.rc"),
-            "Avg": agg.get("toolmaze.avg"),
-            # prefix figures on NP when the runs mix NP with perturbed modes (see
-            # evaluators.prefix_headline); ``prefix_scope`` says which runs they cover
-            "prefix_scope": head["scope"],
-            "TER": head["prefix.ter"],
-            "0-call": head["prefix.zero_call"],
-            "AUC-PEC": head["prefix.auc_pec"],
-            "RR": head["prefix.rr"],
-            "calls": bootstrap_mean(
-                [s.prefix.n for s in unit.scores], key="report.calls", seed=seed, n_boot=n_boot
-            ).to_dict(),
-            "pass^k": agg.get("pass^k"),
-        }
-    )
-    not_exposed = agg.get("toolmaze.not_exposed")
-    if not_exposed and not_exposed["n"]:  # perturbed runs whose fault was never reached
-        row["not exposed"] = not_exposed
-    if not toolmaze:  # ParaRecover metrics: ToolMaze defines neither
-        row["E5"] = agg.get("sde.E5")
-        row["tool-use eff."] = agg.get("sde.tool_use_efficiency")
+    # prefix figures on NP when the runs mix NP with perturbed modes (see
+    # evaluators.prefix_headline); ``prefix_scope`` says which runs they cover
+    row["prefix_scope"] = agg["prefix.headline"]["scope"]
+    view = UnitView(agg, unit.scores, len(unit.failures), seed, n_boot)
+    for col in columns():  # every registered metric family's columns
+        value = col.value(view)
+        if value is not OMIT:
+            row[col.label] = value
+    row["pass^k"] = agg.get("pass^k")
     return row
 
 

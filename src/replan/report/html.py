@@ -22,6 +22,7 @@ from typing import Any
 
 from replan.core.trace import Episode, PlanVersion, Step
 from replan.evaluators import EpisodeScore
+from replan.evaluators.metric import columns as metric_columns
 from replan.report.data import ALPHA, PAIRED_METRICS, ReportData, Unit, cell_grid, fmt_p, key_of
 
 #: episodes shown in the drill-down by default (the rest are counted, not shown)
@@ -100,49 +101,20 @@ def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 # -- sections ----------------------------------------------------------------------------------
-SUMMARY_COLUMNS: tuple[tuple[str, str, int], ...] = (
-    ("TSR", "task success rate", 2),
-    ("PRR", "perturbation recovery rate (exposed runs), mean over the P1–P4 C × P cells", 2),
-    ("RC", "recovery cost, mean over the P1–P4 C × P cells (lower is better)", 2),
-    ("Avg", "ToolMaze composite, over the C × P cells", 2),
-    ("not exposed", "perturbed runs whose fault was never reached (no PRR, no cost)", 0),
-    ("TER", "clean-run rate (no invalid call); on NP runs when the runs mix NP and P1–P4", 2),
-    ("0-call", "share of runs with no tool call (clean by definition: no evidence)", 2),
-    ("AUC-PEC", "area under the PEC curve (same runs as TER)", 2),
-    ("RR", "success among runs with an invalid call (eligible runs; same runs as TER)", 2),
-    ("E5", "ParaRecover E5 (round efficiency)", 2),
-    ("tool-use eff.", "tool-use efficiency, replan's own formula S·min(1, gt/actual calls)", 2),
-    ("calls", "mean tool calls per run", 1),
-)
-#: columns shown only when some unit has them (ParaRecover's metrics are not ToolMaze's)
-OPTIONAL_COLUMNS = frozenset({"E5", "tool-use eff.", "not exposed"})
-
-
 def summary_section(data: ReportData) -> str:
+    # the metric registry's columns; an optional one only when some unit has a value
     columns = [
-        c
-        for c in SUMMARY_COLUMNS
-        if c[0] not in OPTIONAL_COLUMNS or any(u.row.get(c[0]) for u in data.units)
+        c for c in metric_columns() if not c.optional or any(u.row.get(c.label) for u in data.units)
     ]
-    head = "".join(f'<th title="{esc(title)}">{esc(name)}</th>' for name, title, _ in columns)
+    head = "".join(f'<th title="{esc(c.description)}">{esc(c.label)}</th>' for c in columns)
     rows = []
     for u in data.units:
         r = u.row
         cells = []
-        for name, _, digits in columns:
-            est = r.get(name)
-            note = ""
-            if name == "RR" and est:
-                note = f"eligible n = {est.get('eligible', 0)}"
-            elif name == "PRR" and est:
-                note = f"exposed n = {est.get('exposed', 0)}"
-            elif name in ("E5", "RC") and est and est.get("value") is not None:
-                note = f"n = {est.get('n')}"
-            elif name == "not exposed" and est:
-                note = f"of {est.get('n', 0)} perturbed runs"
-            if name == "TER" and r.get("prefix_scope") == "NP":
-                note = "NP runs only"
-            cells.append(_cell(est, name, digits, note))
+        for c in columns:
+            est = r.get(c.label)
+            note = c.note(est, r) if c.note is not None else ""
+            cells.append(_cell(est, c.label, c.digits, note))
         reasons = ", ".join(f"{k}: {v}" for k, v in r["failure_reasons"].items())
         rows.append(
             f'<tr data-unit="{esc(u.label)}"><td class="l">{esc(u.label)}</td>'

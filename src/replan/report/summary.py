@@ -8,16 +8,19 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from replan.evaluators.metric import Column, columns
 from replan.report.data import build_units, open_store, stored_scores
 
-#: columns of the terminal table, always shown (keys of the report's summary row); the share
-#: of zero-call runs stands beside TER, which counts such runs as clean
-HEADLINE: tuple[str, ...] = ("TSR", "PRR", "RC", "TER", "0-call", "AUC-PEC", "RR", "calls")
-#: columns shown only when some row has them: ToolMaze's composite and unexposed runs;
-#: ParaRecover's E5 and replan's own tool-use efficiency (never on an all-ToolMaze run)
-OPTIONAL_HEADLINE: tuple[str, ...] = ("Avg", "not exposed", "E5", "tool-use eff.")
-#: columns where a lower value is better (every other headline column: higher is better)
-LOWER_IS_BETTER: frozenset[str] = frozenset({"RC", "C_rec", "calls", "0-call", "not exposed"})
+
+def table_columns(summary: dict[str, dict[str, Any]]) -> list[Column]:
+    """The columns of the terminal table (keys of the report's summary row), from the metric
+    registry (:func:`replan.evaluators.metric.columns`): every always-shown column, then each
+    optional one that some row has a value for."""
+    return [
+        c
+        for c in columns()
+        if not c.optional or any(r.get(c.label) is not None for r in summary.values())
+    ]
 
 
 def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:

@@ -74,14 +74,7 @@ def evaluate_upload(
     """One LangSmith experiment for one design × model: the stored episodes, scored."""
     from langsmith import evaluate
 
-    from replan.evaluators.langsmith import (
-        prefix_evaluator,
-        prefix_summary,
-        sde_evaluator,
-        sde_summary,
-        toolmaze_evaluator,
-        toolmaze_summary,
-    )
+    from replan.evaluators.langsmith import evaluators, summary_evaluators
 
     def target(inputs: dict[str, Any]) -> dict[str, Any]:
         ep = eps.get((inputs["task_id"], int(inputs["seed"])))
@@ -93,8 +86,8 @@ def evaluate_upload(
     evaluate(
         target,
         data=data,
-        evaluators=[prefix_evaluator, toolmaze_evaluator, sde_evaluator],
-        summary_evaluators=[prefix_summary, toolmaze_summary, sde_summary],
+        evaluators=evaluators(),
+        summary_evaluators=summary_evaluators(),
         experiment_prefix=f"{design}-{model}".replace(":", "-"),
         metadata={"design": design, "model": model, "replan_out": str(out_dir)},
         client=client,

@@ -12,6 +12,7 @@ import numpy as np
 from replan.core.plan import Plan
 from replan.core.task import Task
 from replan.core.trace import Episode
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric
 from replan.evaluators.sde.auto import sde_auto
 from replan.evaluators.sde.context import (
     is_replanner_output,
@@ -249,3 +250,76 @@ def summarize_sde(
                 n_boot,  # type: ignore[arg-type]
             )
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# the metric family as the registry sees it
+def _summarize(
+    records: Sequence[SDERecord], *, seed: int = 0, n_boot: int = N_BOOT, failures: int = 0
+) -> dict[str, Any]:
+    """:func:`summarize_sde`; with infrastructure failures, ``sde.pass@1`` counts them as
+    failed runs (a run that failed for the infrastructure did not succeed)."""
+    out = summarize_sde(records, seed=seed, n_boot=n_boot)
+    if failures:
+        rate = wilson(sum(bool(r.success) for r in records), len(records) + failures)
+        out["sde.pass@1"] = rate.to_dict() | {"failures": failures}
+    return out
+
+
+def _load(data: dict[str, Any]) -> SDERecord:
+    data = dict(data)
+    judge = data.pop("judge", None)
+    return SDERecord(**data, judge=None if judge is None else JudgeResult(**judge))
+
+
+def _not_on_toolmaze(key: str) -> Any:
+    """A ParaRecover figure, left out for units of ToolMaze runs only (ToolMaze defines it not)."""
+
+    def value(u: Any) -> Any:
+        if all(s.episode.suite == "toolmaze" for s in u.scores):
+            return OMIT
+        return u.aggregate.get(key)
+
+    return value
+
+
+@metric(
+    "sde",
+    order=30,
+    feedback=sde_feedback,
+    summarize=_summarize,
+    load=_load,
+    keys={
+        "sde.S5": "the scored replan parses into a valid DAG",
+        "sde.E5": "S·min(1, G/T): problem-solving efficacy in rounds",
+        "sde.tool_use_efficiency": "tool-use efficiency, replan's own formula (seed 001 names "
+        "it, does not define it): S·min(1, gt calls / actual calls)",
+        "sde.invalid_dags": "replanner outputs of this run that fail S5",
+        "sde.auto.<item>": "deterministic estimate of an SDE item (S2, S3, S4, E1, E3, D4)",
+        "sde.<item>": "LLM-judged SDE item S1-S4, D1-D5, E1-E4 (1 / 0.5 / 0; missing if the "
+        "judge failed)",
+        "sde.SI|DR|ES|Avg": "SDE dimensions (mean of items x 100) and their mean",
+        "sde.pass@1": "success rate",
+        "sde.invalid_dag_rate": "share of replanner outputs failing S5",
+    },
+    columns=(
+        Column(
+            "E5",
+            _not_on_toolmaze("sde.E5"),
+            "ParaRecover E5 (round efficiency)",
+            optional=True,
+            note=lambda est, row: (
+                f"n = {est.get('n')}" if est and est.get("value") is not None else ""
+            ),
+        ),
+        Column(
+            "tool-use eff.",
+            _not_on_toolmaze("sde.tool_use_efficiency"),
+            "tool-use efficiency, replan's own formula S·min(1, gt/actual calls)",
+            optional=True,
+        ),
+    ),
+)
+def _record(ctx: EpisodeContext) -> SDERecord:
+    """The SDE record of one run (judged items with ``ctx.judge``)."""
+    return sde_record(ctx.episode, ctx.task, success=ctx.success, judge=ctx.judge)
