@@ -1,9 +1,12 @@
 """The tool corpus: deterministic tools across six domains and three categories.
 
-Each domain is a package: its code (implementations, private helpers, start state) and its data
-(``tools.json``: kinds, tool specs, alternative groups; ``seeds.json``: seed tables).
-``load_corpus()`` imports every domain once, reads the data files and returns a :class:`Corpus`
-with the tool specs, the alternative groups, the kinds vocabulary and the initial world state.
+Each domain is a package: its code, one module per section (the section's implementations and
+the helpers only it uses), ``facts.py`` (what several sections share) and ``state.py`` (its start
+state, where it has one), and its data (``tools.json``: kinds, tool specs, alternative groups;
+``seeds.json``: seed tables). What several domains share is a corpus module (``timezones.py``);
+no domain imports another's private helper. ``load_corpus()`` imports every domain once, reads
+the data files and returns a :class:`Corpus` with the tool specs, the alternative groups, the
+kinds vocabulary and the initial world state.
 """
 
 from __future__ import annotations
