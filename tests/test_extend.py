@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from replan.cli import app
 from replan.core import registry as core_registry
 from replan.core.registry import PLUGINS_ENV, PluginError, Registry
+from replan.evaluators.metric import METRICS
 from replan.graphs.registry import DESIGN_REGISTRY
 from replan.models.registry import MODEL_KINDS
 from replan.suites import SUITES
@@ -24,8 +25,12 @@ from replan.suites import SUITES
 runner = CliRunner()
 
 TOY = '''
-"""A user's extension of replan: one suite, one design, one model kind."""
+"""A user's extension of replan: one suite, one design, one metric, one model kind."""
 
+from dataclasses import dataclass
+
+from replan.evaluators.metric import Column, metric
+from replan.evaluators.stats import Feedback
 from replan.graphs import build_react
 from replan.graphs.registry import design
 from replan.models import make_model
@@ -48,6 +53,30 @@ def build_toy(*args, **kwargs):
     return build_react(*args, **kwargs)
 
 
+@dataclass
+class AnswerRecord:
+    words: int
+
+
+def answer_summary(records, *, seed=0, n_boot=0, failures=0):
+    n = len(records)
+    mean = sum(r.words for r in records) / n if n else None
+    return {"toy.answer_words": {"value": mean, "low": None, "high": None, "n": n}}
+
+
+@metric(
+    "toy",
+    feedback=lambda r: [Feedback("toy.answer_words", float(r.words))],
+    summarize=answer_summary,
+    load=lambda data: AnswerRecord(**data),
+    keys={"toy.answer_words": "words in the final answer"},
+    columns=(Column("words", lambda u: u.aggregate.get("toy.answer_words"), "answer words"),),
+)
+def answer_record(ctx):
+    BUILT.append("toy metric")
+    return AnswerRecord(len((ctx.episode.final_answer or "").split()))
+
+
 @model_kind("toy", example="toy:<profile>")
 def build_toy_model(rest, *, spec, task=None, corpus=None, seed=0, **kw):
     BUILT.append(spec)
@@ -66,12 +95,15 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     yield name
     SUITES.unregister("toy-suite")
     DESIGN_REGISTRY.unregister("toy_design")
+    METRICS.unregister("toy")
     MODEL_KINDS.unregister("toy")
     core_registry._imported_plugins.discard(name)
     sys.modules.pop(name, None)
 
 
-def test_a_plugged_in_suite_design_and_model_run_end_to_end(plugin: str, tmp_path: Path) -> None:
+def test_a_plugged_in_suite_design_metric_and_model_run_end_to_end(
+    plugin: str, tmp_path: Path
+) -> None:
     listed = runner.invoke(app, ["suites", "list", "--json"])
     assert listed.exit_code == 0, listed.output
     rows = {r["name"]: r for r in json.loads(listed.stdout)["suites"]}
@@ -101,6 +133,26 @@ def test_a_plugged_in_suite_design_and_model_run_end_to_end(plugin: str, tmp_pat
     }
     assert sorted(e.task_id for e in eps) == ["toy-toolmaze-C1-000-NP", "toy-toolmaze-C1-000-P1"]
     assert all(e.end_reason.value in ("answered", "gave_up") for e in eps), eps
+
+    # the toy metric: scored once per episode, stored as feedback, a column of the table
+    assert toy.BUILT.count("toy metric") == 2
+    words = {e.episode_id: len((e.final_answer or "").split()) for e in eps}
+    with ResultsStore(out) as store:
+        stored = {k: v for k, key, v, _ in store.feedback() if key == "toy.answer_words"}
+    assert stored == {k: float(v) for k, v in words.items()}
+    row = summary["designs"]["toy_design"]
+    assert row["words"]["value"] == pytest.approx(sum(words.values()) / 2)
+    assert row["words"]["n"] == 2
+
+    from replan.evaluators.langsmith import FEEDBACK_KEYS, evaluators, summary_evaluators
+
+    assert "toy_evaluator" in [f.__name__ for f in evaluators()]
+    assert "toy_summary" in [f.__name__ for f in summary_evaluators()]
+    assert FEEDBACK_KEYS["toy.answer_words"] == "words in the final answer"
+
+    table = runner.invoke(app, ["report", str(out)])  # the HTML report has the column too
+    assert table.exit_code == 0, table.output
+    assert '<th title="answer words">words</th>' in (out / "report.html").read_text()
 
 
 def test_a_plugged_in_design_is_offered_by_preflight(plugin: str, tmp_path: Path) -> None:
@@ -150,3 +202,10 @@ def test_builtins_are_registered_by_their_own_files() -> None:
     }
     assert DESIGN_REGISTRY.get("react").build.__module__ == "replan.graphs.react"
     assert [n for n, k in MODEL_KINDS.items() if k.any_prefix] == ["provider"]
+    from replan.evaluators.metric import metrics
+
+    assert [(m.name, m.record.__module__) for m in metrics()][:3] == [
+        ("toolmaze", "replan.evaluators.perturbation"),
+        ("prefix", "replan.evaluators.prefix"),
+        ("sde", "replan.evaluators.sde.record"),
+    ]
