@@ -17,6 +17,7 @@ from replan.report.summary import summarize
 from replan.runner.core import (
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
+    DEFAULT_SUITE,
     Backend,
     RunConfig,
     RunOutcome,
@@ -84,7 +85,7 @@ def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
 
 
 def run(
-    suite: str = "toolmaze",
+    suite: str = DEFAULT_SUITE,
     *,
     agents: Sequence[str] = (),
     models: Sequence[str] = (DEFAULT_MODEL,),
@@ -124,7 +125,7 @@ def run(
 
 def evaluate_agent(
     make_agent: Callable[..., Any] | str,
-    suite: str = "toolmaze",
+    suite: str = DEFAULT_SUITE,
     *,
     model: str = DEFAULT_MODEL,
     seeds: int = 1,
