@@ -26,6 +26,7 @@ from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
 from replan.evaluators import score_one, scoring_stamp
 from replan.runner.store import (
+    SUITE_RECORD,
     FeedbackRow,
     ResultsStore,
     WriterLock,
@@ -214,15 +215,26 @@ def cells_covered(tasks: Sequence[Task]) -> dict[str, int]:
 
 
 def suite_source(cfg: RunConfig) -> str:
-    """What a suite's tasks are read from, beyond the config: each data file's path, size and
-    modification time (``""`` for generated suites, which the config determines)."""
+    """What a suite's tasks are read from, beyond the config: the suite's pinned version and
+    digest, and each data file's path, size and modification time. A stored selection is reused
+    only while this is unchanged, so a new suite version is loaded (and checked against the
+    store) instead of resumed."""
+    from replan.suites import suite_versions
+
+    pin = suite_versions().get(cfg.suite, {})
     path = cfg.suite_options.get("path")
-    if not path:
-        return ""
-    p = Path(path)
-    files = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
+    files: list[Path] = []
+    if path:
+        p = Path(path)
+        files = sorted(p.rglob("*.jsonl")) if p.is_dir() else [p]
     return json.dumps(
-        [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.exists()]
+        {
+            "version": pin.get("version"),
+            "digest": pin.get("digest"),
+            "files": [
+                [str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in files if f.exists()
+            ],
+        }
     )
 
 
@@ -409,6 +421,8 @@ class RunOutcome:
     retried: int = 0  # of ``ran``: infrastructure failures of an earlier run, run again
     keys: list[str] = field(default_factory=list)  # the selected episodes' store keys
     cells: dict[str, int] = field(default_factory=dict)  # tasks per level/mode cell selected
+    #: the suite the tasks came from (name, version, digest) and the selection (tasks, digest)
+    suite: dict[str, Any] = field(default_factory=dict)
 
 
 async def arun(
@@ -430,7 +444,8 @@ async def arun(
     timeout), which run again unless ``retry_failed`` is false; an agent's own failure is a
     result and stays. ``rerun`` runs every selected episode again (replacing only those).
     """
-    from replan.suites import load_suite
+    from replan.suites import load_suite, suite_digest, suite_identity
+    from replan.suites.versions import custom_identity
 
     t0 = time.perf_counter()
     lock = WriterLock(out_dir).acquire()  # one writer per store: a second run stops here
@@ -447,11 +462,21 @@ async def arun(
         chosen = store.selection(exp, source) if tasks is None and not rerun else None
         if chosen is None:
             if tasks is None:
-                tasks = load_suite(cfg.suite, **suite_options(cfg))
+                opts = suite_options(cfg)
+                tasks = load_suite(cfg.suite, **opts)
+                ident = suite_identity(cfg.suite, tasks, opts)
+            else:
+                ident = custom_identity(cfg.suite, tasks)
             chosen = select_tasks(tasks, cfg)
-            store.ensure_experiment(exp, asdict(cfg))
+            # the suite's identity and the selection's, recorded with the experiment; a store
+            # holding another version of the suite (or another definition of a task) stops here
+            suite = {**ident, "tasks": len(chosen), "tasks_digest": suite_digest(chosen)}
+            store.check_tasks(chosen)
+            store.ensure_experiment(exp, {**asdict(cfg), SUITE_RECORD: suite})
             store.save_tasks(chosen)
             store.save_selection(exp, source, [t.task_id for t in chosen])
+        else:
+            suite = store.suite_record(exp)
         jobs = make_jobs(chosen, cfg)
         done = set() if rerun else store.done_keys(with_failed=not retry_failed)
         todo = [j for j in jobs if j.key not in done]
@@ -486,6 +511,7 @@ async def arun(
             retried,
             [j.key for j in jobs],
             cells_covered(chosen),
+            suite,
         )
     finally:
         store.close()

@@ -133,6 +133,17 @@ class StoreCorrupt(StoreError):
     """``results.sqlite`` is not a sound SQLite database: nothing is read from or written to it."""
 
 
+class SuiteMismatch(StoreError):
+    """The store holds results of another version of the same suite (or another definition of
+    a task): mixing them would score and compare different questions as one."""
+
+
+#: the key of an experiment's stored config that records the suite it ran: name, version and
+#: content digest (:func:`replan.suites.versions.suite_identity`), plus how many tasks it
+#: selected and their digest
+SUITE_RECORD = "suite_id"
+
+
 class StoreBusy(StoreError):
     """Another process is writing the store (it holds the writer lock)."""
 
@@ -305,11 +316,69 @@ class ResultsStore:
 
     # -- writing ----------------------------------------------------------------------------------
     def ensure_experiment(self, experiment_id: str, config: dict[str, Any]) -> None:
+        """Record an experiment's config (once).
+
+        A config that records its suite (:data:`SUITE_RECORD`) is checked first, in the same
+        transaction: a store never holds two versions (or digests) of one suite, whichever
+        experiment ran them (:class:`SuiteMismatch`, nothing written); tasks handed in directly
+        (version ``custom``) are checked task by task instead (:meth:`check_tasks`). An
+        experiment stored without a record (by an older replan) gets this one."""
+        record = config.get(SUITE_RECORD)
         with self._tx() as c:
+            stored = {
+                eid: json.loads(text)
+                for eid, text in c.execute("SELECT id, config FROM experiments").fetchall()
+            }
+            if record:
+                self._check_suite(record, stored)
             c.execute(
                 "INSERT OR IGNORE INTO experiments(id, config) VALUES (?, ?)",
                 (experiment_id, json.dumps(redact_value(config), sort_keys=True)),
             )
+            if record and experiment_id in stored and SUITE_RECORD not in stored[experiment_id]:
+                c.execute(
+                    "UPDATE experiments SET config = ? WHERE id = ?",
+                    (
+                        json.dumps({**stored[experiment_id], SUITE_RECORD: record}, sort_keys=True),
+                        experiment_id,
+                    ),
+                )
+
+    def _check_suite(self, record: Mapping[str, Any], stored: Mapping[str, dict[str, Any]]) -> None:
+        if record.get("version") == "custom":
+            return
+        for cfg in stored.values():
+            old = cfg.get(SUITE_RECORD) or {}
+            if old.get("name") != record.get("name") or old.get("version") == "custom":
+                continue
+            if (old.get("version"), old.get("digest")) != (
+                record.get("version"),
+                record.get("digest"),
+            ):
+                raise SuiteMismatch(
+                    f"{self.dir}: suite {record.get('name')!r} version {old.get('version')} "
+                    f"(digest {old.get('digest')}) is stored here and this run's is version "
+                    f"{record.get('version')} (digest {record.get('digest')}); results of two "
+                    "suite versions must not mix: run into a new --out folder (or empty this "
+                    f"one with `replan clear {self.dir}`)"
+                )
+
+    def check_tasks(self, tasks: Iterable[Task]) -> None:
+        """Raise :class:`SuiteMismatch` when one of ``tasks`` is stored under its id with another
+        definition (the episodes stored for it would be scored against the new one)."""
+        with self._lock:
+            rows = self._conn.execute("SELECT task_id, task FROM tasks").fetchall()
+        stored = dict(rows)
+        for t in tasks:
+            text = stored.get(t.task_id)
+            if text is None or text == t.model_dump_json():
+                continue
+            if Task.model_validate_json(text) != t:
+                raise SuiteMismatch(
+                    f"{self.dir}: task {t.task_id!r} of suite {t.suite!r} is stored here with "
+                    "another definition; results of two versions of a suite must not mix: run "
+                    f"into a new --out folder (or empty this one with `replan clear {self.dir}`)"
+                )
 
     def save_tasks(self, tasks: Iterable[Task]) -> None:
         with self._tx() as c:
@@ -498,6 +567,14 @@ class ResultsStore:
                 "SELECT id, config FROM experiments ORDER BY created_at, id"
             ).fetchall()
         return [(r[0], redact_value(json.loads(r[1]))) for r in rows]
+
+    def suite_record(self, experiment_id: str) -> dict[str, Any]:
+        """The suite an experiment ran (:data:`SUITE_RECORD`); ``{}`` when none was recorded."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT config FROM experiments WHERE id = ?", (experiment_id,)
+            ).fetchone()
+        return dict(json.loads(row[0]).get(SUITE_RECORD) or {}) if row else {}
 
     def tasks(self) -> dict[str, Task]:
         with self._lock:

@@ -1,0 +1,104 @@
+"""Every run records the suite it ran (name, version, digest); a results folder never mixes two
+versions of one suite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from replan.runner.core import RunConfig, arun
+from replan.runner.store import SUITE_RECORD, ResultsStore, SuiteMismatch
+from replan.suites import versions as sv
+
+PIN = sv.suite_versions()["toolmaze"]
+CFG = dict(suite="toolmaze", agents=["react"], limit=2, concurrency=1)
+
+
+def _run(out: Path, **kw):  # type: ignore[no-untyped-def]
+    return asyncio.run(arun(RunConfig(**{**CFG, **kw}), out))
+
+
+def _records(out: Path) -> dict[str, dict]:
+    with ResultsStore(out) as store:
+        return {eid: cfg.get(SUITE_RECORD) for eid, cfg in store.experiments()}
+
+
+def test_a_run_records_the_suite_version_and_digest_of_its_tasks(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    outcome = _run(out)
+    with ResultsStore(out) as store:
+        ran = list(store.tasks().values())
+    expected = {
+        "name": "toolmaze",
+        "version": PIN["version"],
+        "digest": PIN["digest"],
+        "tasks": 2,
+        "tasks_digest": sv.suite_digest(ran),
+    }
+    assert outcome.suite == expected
+    assert _records(out) == {outcome.experiment_id: expected}
+    again = _run(out)  # a resume reads the record back
+    assert again.ran == 0 and again.suite == expected
+
+
+def _seed_other_version(out: Path, version: str = "0", digest: str = "00000000deadbeef") -> None:
+    """A store holding an experiment that ran another version of toolmaze."""
+    with ResultsStore(out) as store:
+        record = {"name": "toolmaze", "version": version, "digest": digest}
+        store.ensure_experiment("older", {"suite": "toolmaze", SUITE_RECORD: record})
+
+
+def test_another_version_of_the_suite_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    _seed_other_version(out)
+    with pytest.raises(SuiteMismatch) as err:
+        _run(out)
+    msg = str(err.value)
+    assert "\n" not in msg
+    for part in ("'toolmaze'", "version 0", "00000000deadbeef", f"version {PIN['version']}"):
+        assert part in msg
+    assert PIN["digest"] in msg and "--out" in msg
+    with ResultsStore(out) as store:  # nothing of the refused run was written
+        assert [e for e, _ in store.experiments()] == ["older"] and not store.tasks()
+    # another suite in the same folder is not a conflict
+    _seed_other_version(tmp_path / "p")
+    with ResultsStore(tmp_path / "p") as store:
+        store.ensure_experiment("x", {"suite": "other", SUITE_RECORD: {"name": "other"}})
+
+
+def test_resuming_after_the_suite_changed_is_refused(tmp_path: Path, monkeypatch) -> None:
+    """Same command, same experiment id, but the package now pins toolmaze v2: the stored
+    selection is not reused and the new version does not mix into the old results."""
+    out = tmp_path / "r"
+    _run(out)
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(sv.frozen_path("toolmaze"), data / "toolmaze-v2.jsonl.gz")
+    pins = sv.suite_versions()
+    pins["toolmaze"] = {**pins["toolmaze"], "version": "2", "digest": "1111222233334444"}
+    vfile = tmp_path / "versions.json"
+    vfile.write_text(json.dumps(pins))
+    monkeypatch.setattr(sv, "VERSIONS_FILE", vfile)
+    monkeypatch.setattr(sv, "DATA_DIR", data)
+    with pytest.raises(SuiteMismatch, match=r"version 1 .*version 2 \(digest 1111222233334444\)"):
+        _run(out)
+
+
+def test_a_task_stored_with_another_definition_is_refused(tmp_path: Path) -> None:
+    """Tasks handed to a run (version 'custom') may vary between runs, but a stored task is
+    never redefined under the episodes that ran it."""
+    from replan.suites import load_suite
+
+    out = tmp_path / "r"
+    tasks = load_suite("toolmaze", levels="C1", modes="NP", per_level=1)
+    cfg = RunConfig(**CFG)
+    first = asyncio.run(arun(cfg, out, tasks=tasks))
+    assert first.suite["version"] == "custom"
+    assert first.suite["digest"] == sv.suite_digest(tasks)
+    changed = [tasks[0].model_copy(update={"query": tasks[0].query + " Quickly."})]
+    with pytest.raises(SuiteMismatch, match=r"toolmaze-C1-000-NP.*another definition"):
+        asyncio.run(arun(cfg, out, tasks=changed))
