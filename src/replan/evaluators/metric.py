@@ -147,9 +147,9 @@ def columns() -> list[Column]:
     return [c for c in cols if not c.optional] + [c for c in cols if c.optional]
 
 
-def estimate_of(value: Any) -> Any:
-    """An estimate as a plain dict (``Estimate.to_dict()``), other values as they are."""
-    return value.to_dict() if hasattr(value, "to_dict") else value
+def n_note(est: Mapping[str, Any] | None, row: Mapping[str, Any]) -> str:
+    """A report note giving an estimate's sample size (``n = 12``), none when undefined."""
+    return f"n = {est.get('n')}" if est and est.get("value") is not None else ""
 
 
 __all__ = [
@@ -160,7 +160,7 @@ __all__ = [
     "Metric",
     "UnitView",
     "columns",
-    "estimate_of",
     "metric",
     "metrics",
+    "n_note",
 ]

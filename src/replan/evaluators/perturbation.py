@@ -59,7 +59,7 @@ from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
 from replan.env.corpus import load_corpus
 from replan.env.recovery_cost import min_calls_after_fault
-from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric, n_note
 from replan.evaluators.prefix import episode_verdicts, first_perturbed, resolve_success
 from replan.evaluators.stats import (
     N_BOOT,
@@ -643,9 +643,7 @@ def _not_exposed(u: Any) -> Any:
             lambda u: u.aggregate.get("toolmaze.rc"),
             "recovery cost, mean over the P1–P4 C × P cells (lower is better)",
             lower_is_better=True,
-            note=lambda est, row: (
-                f"n = {est.get('n')}" if est and est.get("value") is not None else ""
-            ),
+            note=n_note,
         ),
         Column(
             "Avg",

@@ -12,7 +12,7 @@ import numpy as np
 from replan.core.plan import Plan
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric, n_note
 from replan.evaluators.sde.auto import sde_auto
 from replan.evaluators.sde.context import (
     is_replanner_output,
@@ -308,9 +308,7 @@ def _not_on_toolmaze(key: str) -> Any:
             _not_on_toolmaze("sde.E5"),
             "ParaRecover E5 (round efficiency)",
             optional=True,
-            note=lambda est, row: (
-                f"n = {est.get('n')}" if est and est.get("value") is not None else ""
-            ),
+            note=n_note,
         ),
         Column(
             "tool-use eff.",
