@@ -42,6 +42,11 @@ def test_as_type_refuses_a_value_of_another_type(value: Any, type_: Any):
         as_type(value, type_)
 
 
+def test_as_type_says_where_inside_the_table():
+    with pytest.raises(TypeError, match=r"rates\['EUR'\]\[1\]: expected float, got 'x'"):
+        as_type({"EUR": [0.92, "x"]}, dict[str, list[float]], "rates")
+
+
 def test_seed_tables_name_the_missing_table():
     seeds = SeedTables("demo/seeds.json", {"rates": {"EUR": 0.92}})
     assert seeds.table("rates", dict[str, float]) == {"EUR": 0.92}

@@ -15,6 +15,7 @@ import sys
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
@@ -109,48 +110,103 @@ class DomainFile:
         )
 
 
+class _Mismatch(TypeError):
+    """A value that is not of its declared type; ``path`` says where inside the table."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.message, self.path = message, path
+
+    def inside(self, step: str) -> _Mismatch:
+        return _Mismatch(self.message, step + self.path)
+
+
 def as_type(value: Any, type_: Any, where: str = "value") -> Any:
     """Parsed JSON ``value`` rebuilt as ``type_``: containers take their Python type (tuples,
     sets, integer keys), scalars must already have theirs (an int where a float is declared is
     an error, not a conversion), so a table reads back exactly as it was written."""
+    try:
+        return _converter(type_)(value)
+    except _Mismatch as exc:
+        raise TypeError(f"{where}{exc.path}: {exc.message}") from None
+
+
+Converter = Callable[[Any], Any]
+
+
+@cache
+def _converter(type_: Any) -> Converter:
+    """One converter per declared type, built once: loading many tables stays cheap."""
     if type_ is Any:
-        return value
+        return lambda v: v
     origin, args = get_origin(type_), get_args(type_)
+    if type_ is None or type_ is type(None) or (origin is None and isinstance(type_, type)):
+        want = type(None) if type_ is None else type_
+
+        def scalar(v: Any) -> Any:
+            if type(v) is not want:
+                raise _Mismatch(f"expected {want.__name__}, got {v!r}")
+            return v
+
+        return scalar
     if origin in (Union, types.UnionType):
-        for option in args:
-            try:
-                return as_type(value, option, where)
-            except TypeError:
-                continue
-        raise TypeError(f"{where}: {value!r} is none of {type_}")
-    if type_ is None or type_ is type(None):
-        if value is None:
-            return None
-        raise TypeError(f"{where}: expected null, got {value!r}")
-    if origin is None:
-        if type(value) is not type_:
-            raise TypeError(f"{where}: expected {type_.__name__}, got {value!r}")
-        return value
-    if origin is dict and isinstance(value, dict):
-        kt, vt = args
-        return {
-            (int(k) if kt is int else k): as_type(v, vt, f"{where}[{k!r}]")
-            for k, v in value.items()
-        }
-    if not isinstance(value, list):
-        raise TypeError(f"{where}: expected a JSON array for {type_}, got {value!r}")
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return tuple(as_type(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
-    if origin is tuple:
-        if len(value) != len(args):
-            raise TypeError(f"{where}: expected {len(args)} items, got {len(value)}")
-        return tuple(
-            as_type(v, a, f"{where}[{i}]") for i, (v, a) in enumerate(zip(value, args, strict=True))
-        )
-    if origin in (list, set, frozenset):
-        items = [as_type(v, args[0], f"{where}[{i}]") for i, v in enumerate(value)]
-        return origin(items)
-    raise TypeError(f"{where}: unsupported table type {type_}")
+        options = [_converter(a) for a in args]
+
+        def union(v: Any) -> Any:
+            for option in options:
+                try:
+                    return option(v)
+                except _Mismatch:
+                    continue
+            raise _Mismatch(f"{v!r} is none of {type_}")
+
+        return union
+    if origin is dict:
+        int_keys, value_of = args[0] is int, _converter(args[1])
+
+        def mapping(v: Any) -> Any:
+            if not isinstance(v, dict):
+                raise _Mismatch(f"expected a JSON object for {type_}, got {v!r}")
+            out = {}
+            for k, x in v.items():
+                try:
+                    out[int(k) if int_keys else k] = value_of(x)
+                except _Mismatch as exc:
+                    raise exc.inside(f"[{k!r}]") from None
+            return out
+
+        return mapping
+    if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        items = [_converter(a) for a in args]
+
+        def fixed(v: Any) -> Any:
+            if not isinstance(v, list) or len(v) != len(items):
+                raise _Mismatch(f"expected a JSON array of {len(items)} items, got {v!r}")
+            out = []
+            for i, (x, item) in enumerate(zip(v, items, strict=True)):
+                try:
+                    out.append(item(x))
+                except _Mismatch as exc:
+                    raise exc.inside(f"[{i}]") from None
+            return tuple(out)
+
+        return fixed
+    if origin in (tuple, list, set, frozenset):
+        item, build = _converter(args[0]), origin
+
+        def sequence(v: Any) -> Any:
+            if not isinstance(v, list):
+                raise _Mismatch(f"expected a JSON array for {type_}, got {v!r}")
+            out = []
+            for i, x in enumerate(v):
+                try:
+                    out.append(item(x))
+                except _Mismatch as exc:
+                    raise exc.inside(f"[{i}]") from None
+            return out if build is list else build(out)
+
+        return sequence
+    raise TypeError(f"unsupported table type {type_}")
 
 
 class SeedTables:
