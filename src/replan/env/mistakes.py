@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references
+from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode, iter_references
 from replan.core.taxonomy import ErrorType, VerdictCode
 from replan.core.tools import ToolSpec
 
@@ -47,7 +47,7 @@ def _camel(name: str) -> str:
 
 
 def _is_ref(value: Any) -> bool:
-    return isinstance(value, str) and "${" in value
+    return isinstance(value, str) and REFERENCE_PATTERN.search(value) is not None
 
 
 # -- what each style's mistakes look like -------------------------------------------------------

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from replan.core.plan import exact_reference, substitute_references
+from replan.core.plan import exact_reference, reference_text, substitute_references
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call, Perturbation, Verdict
@@ -192,7 +192,7 @@ def resolve_references(
     if isinstance(value, str):
 
         def sub(body: str) -> str:
-            v = resolve_references("${" + body + "}", bindings, param)
+            v = resolve_references(reference_text(body), bindings, param)
             return v if isinstance(v, str) else canonical_json(v)
 
         return substitute_references(value, sub)

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode, reference_text
+from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references, reference_text
 from replan.core.tools import ToolSpec
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -311,8 +311,7 @@ class _Writer:
                 args[p] = val
         prev = self.nodes[-1] if self.nodes and chain else None
         if prev is not None and not any(
-            REFERENCE_PATTERN.search(_text(v)) and _text(v).find("${" + prev.id + ".") >= 0
-            for v in args.values()
+            r.node == prev.id and r.path for v in args.values() for r in iter_references(v)
         ):
             # a step of a described chain takes something from the step before: the first
             # required input of a kind that step gives, though the query states a value too
@@ -324,14 +323,7 @@ class _Writer:
                         args[p] = got
                         break
         nid = self._next_id()
-        refs = sorted(
-            {
-                m.group(1).split(".")[0]
-                for v in args.values()
-                for m in REFERENCE_PATTERN.finditer(_text(v))
-            },
-            key=_idkey,
-        )
+        refs = sorted({r.node for v in args.values() for r in iter_references(v)}, key=_idkey)
         self.nodes.append(
             PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
         )

@@ -476,8 +476,7 @@ def run_round(
     outputs (an empty result, a timeout) without running them. Returns the round's node ids.
     """
     forced = forced or {}
-    done = {n for r in out.rounds for n in r}
-    frontier = [n for n in plan.frontier(done) if plan.node(n).is_call]
+    frontier, _ = plan.next_wave(n for r in out.rounds for n in r)
     if not frontier:
         return []
     out.rounds.append(frontier)
@@ -596,7 +595,7 @@ def _build_instance(
             if not run_round(plan, world, history, forced=forced):
                 return None
         done = {n for r in history.rounds for n in r}
-        frontier = [n for n in plan.frontier(done) if plan.node(n).is_call]
+        frontier, _ = plan.next_wave(done)
         pending = [n.id for n in plan.call_nodes if n.id not in done]
         sites = frontier if et in _CALL_LEVEL else pending
         flawed_nodes = {x.node for x in injections}  # one error per node: no conflated flaws

@@ -4,7 +4,6 @@ next tool calls or the final answer."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +14,14 @@ from langchain_core.messages import (
 )
 
 from replan.core.plan import (
-    REFERENCE_PATTERN,
     RESPONSE,
     ROOT,
     Plan,
     PlanNode,
     exact_reference,
+    reference_text,
+    split_reference,
+    substitute_references,
 )
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
@@ -123,16 +124,14 @@ class _Actor:
                 out[k] = self._value(
                     ref.node, ref.path, v, (spec.param_schema(k) if spec else None)
                 )
-            elif isinstance(v, str) and "${" in v:
+            elif isinstance(v, str):
 
-                def sub(m: re.Match[str], k: str = k) -> str:
-                    r = exact_reference(m.group(0), ids)
-                    if r is None:
-                        return m.group(0)
-                    val = self._value(r.node, r.path, m.group(0), None)
+                def sub(body: str) -> str:
+                    r = split_reference(body, ids)
+                    val = self._value(r.node, r.path, reference_text(body), None)
                     return val if isinstance(val, str) else canonical_json(val)
 
-                out[k] = REFERENCE_PATTERN.sub(sub, v)
+                out[k] = substitute_references(v, sub)
             else:
                 out[k] = v
         return out

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -828,12 +827,12 @@ class Generator:
         params = [run.failed_param] if run.failed_param in node.args else list(node.args)
         for p in params:
             v = node.args[p]
-            m = re.match(r"^\$\{([^.{}]+)\.([^{}]+)\}$", v) if isinstance(v, str) else None
-            if not m or m.group(1) not in by_id:
+            ref = exact_reference(v)  # no known ids: the node is what comes before the first dot
+            if ref is None or not ref.path or ref.node not in by_id:
                 continue
-            unit, src = by_id[m.group(1)]
-            path = m.group(2)
-            if unit.group is not None and (src.key, tuple(path.split("."))) in unit.outs:
+            unit, src = by_id[ref.node]
+            path = ".".join(ref.path)
+            if unit.group is not None and (src.key, tuple(ref.path)) in unit.outs:
                 source = ("group:" + unit.group, _group_kind(self.ix.groups[unit.group], self.ix))
             else:
                 source = (src.tool, path)
