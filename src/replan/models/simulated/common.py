@@ -19,9 +19,10 @@ from langchain_core.messages import (
 
 from replan.core.leaves import json_leaves
 from replan.core.plan import (
-    REFERENCE_PATTERN,
     PlanNode,
     reference_text,
+    split_reference,
+    substitute_references,
 )
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import canonical_json
@@ -64,18 +65,16 @@ def _digest(value: Any) -> str:
 
 def rewrite_refs(value: Any, mapping: Mapping[str, str], ids: Iterable[str]) -> Any:
     """Rename the node part of every ``${node.path}`` reference in ``value`` by ``mapping``."""
-    known = sorted(set(ids) | set(mapping), key=len, reverse=True)
+    known = sorted(set(ids) | set(mapping))
 
-    def sub(m: re.Match[str]) -> str:
-        body = m.group(1).strip()
-        for nid in known:
-            if body == nid or body.startswith(nid + "."):
-                new = mapping.get(nid, nid)
-                return reference_text(new + body[len(nid) :])
-        return m.group(0)
+    def sub(body: str) -> str:
+        ref = split_reference(body, known)
+        if ref.node not in known:
+            return reference_text(body)  # not a node of this plan: left as written
+        return reference_text(mapping.get(ref.node, ref.node), *ref.path)
 
     if isinstance(value, str):
-        return REFERENCE_PATTERN.sub(sub, value)
+        return substitute_references(value, sub)
     if isinstance(value, Mapping):
         return {k: rewrite_refs(v, mapping, known) for k, v in value.items()}
     if isinstance(value, list):
