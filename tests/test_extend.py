@@ -29,7 +29,7 @@ TOY = '''
 
 from dataclasses import dataclass
 
-from replan.evaluators.metric import Column, metric
+from replan.evaluators.metric import Column, Paired, metric
 from replan.evaluators.stats import Feedback
 from replan.graphs import build_react
 from replan.graphs.registry import design
@@ -71,6 +71,7 @@ def answer_summary(records, *, seed=0, n_boot=0, failures=0):
     load=lambda data: AnswerRecord(**data),
     keys={"toy.answer_words": "words in the final answer"},
     columns=(Column("words", lambda u: u.aggregate.get("toy.answer_words"), "answer words"),),
+    paired=(Paired("toy.answer_words", "answer words", lambda r: float(r.words)),),
 )
 def answer_record(ctx):
     BUILT.append("toy metric")
@@ -149,6 +150,11 @@ def test_a_plugged_in_suite_design_metric_and_model_run_end_to_end(
     assert "toy_evaluator" in [f.__name__ for f in evaluators()]
     assert "toy_summary" in [f.__name__ for f in summary_evaluators()]
     assert FEEDBACK_KEYS["toy.answer_words"] == "words in the final answer"
+
+    from replan.evaluators import compare
+
+    paired = compare(eps, eps)["toy.answer_words"]  # a design against itself: no difference
+    assert paired["n"] == 2 and paired["difference"] == 0.0
 
     table = runner.invoke(app, ["report", str(out)])  # the HTML report has the column too
     assert table.exit_code == 0, table.output

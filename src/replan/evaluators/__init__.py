@@ -32,7 +32,14 @@ from typing import Any
 from replan.core.task import Task
 from replan.core.trace import Episode, is_failure
 from replan.env.world import World
-from replan.evaluators.metric import METRICS, EpisodeContext, Metric, metric, metrics
+from replan.evaluators.metric import (
+    METRICS,
+    EpisodeContext,
+    Metric,
+    metric,
+    metrics,
+    paired_metrics,
+)
 from replan.evaluators.perturbation import (
     RecoveryRecord,
     composite_avg,
@@ -351,6 +358,7 @@ def compare(
 ) -> dict[str, Any]:
     """Two agents on the same (task, seed) pairs: paired tests of A − B.
 
+    Every registered family's paired comparisons (``Metric.paired``); the built-in ones:
     McNemar on success and on clean runs; paired bootstrap on the per-run AUC-PEC term, on
     C_rec (exposed runs of both, c* known) and on E5 (where both are defined). Unpaired
     episodes are counted and left out.
@@ -380,24 +388,25 @@ def compare_scores(
     keys = sorted(set(a) & set(b))
     pa, pb = [a[k] for k in keys], [b[k] for k in keys]
 
-    def paired(get: Any, key: str) -> dict[str, Any]:
-        xs = [(get(x), get(y)) for x, y in zip(pa, pb, strict=True)]
-        xs = [(u, v) for u, v in xs if u is not None and v is not None]
-        return paired_bootstrap(
-            [u for u, _ in xs], [v for _, v in xs], key=key, seed=seed, n_boot=n_boot
-        )
-
-    return {
+    out: dict[str, Any] = {
         "pairs": len(keys),
         "unpaired_a": len(a) - len(keys),
         "unpaired_b": len(b) - len(keys),
-        "success": mcnemar(
-            [bool(x.prefix.success) for x in pa], [bool(y.prefix.success) for y in pb]
-        ),
-        "clean": mcnemar([x.prefix.clean for x in pa], [y.prefix.clean for y in pb]),
-        "prefix.auc": paired(lambda s: s.prefix.auc_term, "compare.auc"),
-        "toolmaze.c_rec": paired(
-            lambda s: s.recovery.c_rec if s.recovery.exposed else None, "compare.c_rec"
-        ),
-        "sde.E5": paired(lambda s: s.sde.script.get("E5"), "compare.e5"),
     }
+    for m, p in paired_metrics():  # every registered family's paired comparisons
+        xs = [
+            (p.value(x.by_metric[m.name]), p.value(y.by_metric[m.name]))
+            for x, y in zip(pa, pb, strict=True)
+        ]
+        if p.test == "mcnemar":
+            out[p.key] = mcnemar([bool(u) for u, _ in xs], [bool(v) for _, v in xs])
+            continue
+        xs = [(u, v) for u, v in xs if u is not None and v is not None]
+        out[p.key] = paired_bootstrap(
+            [u for u, _ in xs],
+            [v for _, v in xs],
+            key=p.boot_key or p.key,
+            seed=seed,
+            n_boot=n_boot,
+        )
+    return out

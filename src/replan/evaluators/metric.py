@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from replan.core.registry import Registry
 from replan.core.task import Task
@@ -75,12 +75,28 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Paired:
+    """A paired comparison of two agents on the same (task, seed) pairs (:func:`compare`, the
+    report's deltas): its ``key`` in the result, its ``words`` in the report, the per-run
+    ``value`` read from the family's record (``None``: not defined for this run), the ``test``
+    (``"mcnemar"`` for a yes/no value, ``"bootstrap"`` for a number; ``boot_key`` seeds its
+    resampling) and whether lower is better."""
+
+    key: str
+    words: str
+    value: Callable[[Any], Any]
+    test: Literal["mcnemar", "bootstrap"] = "bootstrap"
+    boot_key: str = ""
+    lower_is_better: bool = False
+
+
+@dataclass(frozen=True)
 class Metric:
     """A metric family: its ``name`` (the prefix of its feedback keys), the per-episode
     ``record``, the ``feedback`` of a record, the ``summarize`` of many records, ``load`` /
     ``dump`` of a record as JSON data (stored with the episode), the documented feedback
-    ``keys``, the run-table ``columns``, the :class:`EpisodeScore` attribute it is read as, and
-    its ``order`` among the families (feedback, evaluators and columns follow it; ties keep the
+    ``keys``, the run-table ``columns``, the :class:`EpisodeScore` attribute it is read as, its
+    ``order`` among the families and its ``paired`` comparisons (feedback, evaluators and columns follow it; ties keep the
     registration order)."""
 
     name: str
@@ -93,6 +109,7 @@ class Metric:
     columns: tuple[Column, ...] = ()
     attribute: str = ""
     order: int = 100
+    paired: tuple[Paired, ...] = ()
 
 
 #: every metric family, built-in (``replan.evaluators``' modules) and plugged in
@@ -110,6 +127,7 @@ def metric(
     columns: Sequence[Column] = (),
     attribute: str = "",
     order: int = 100,
+    paired: Sequence[Paired] = (),
 ) -> Callable[[Callable[[EpisodeContext], Any]], Callable[[EpisodeContext], Any]]:
     """Register the decorated record function as metric family ``name`` (see :class:`Metric`)."""
 
@@ -127,6 +145,7 @@ def metric(
                 tuple(columns),
                 attribute or name,
                 order,
+                tuple(paired),
             ),
             module=record.__module__,
         )
@@ -147,6 +166,11 @@ def columns() -> list[Column]:
     return [c for c in cols if not c.optional] + [c for c in cols if c.optional]
 
 
+def paired_metrics() -> list[tuple[Metric, Paired]]:
+    """Every registered paired comparison with its family, families in order."""
+    return [(m, p) for m in metrics() for p in m.paired]
+
+
 def n_note(est: Mapping[str, Any] | None, row: Mapping[str, Any]) -> str:
     """A report note giving an estimate's sample size (``n = 12``), none when undefined."""
     return f"n = {est.get('n')}" if est and est.get("value") is not None else ""
@@ -158,9 +182,11 @@ __all__ = [
     "Column",
     "EpisodeContext",
     "Metric",
+    "Paired",
     "UnitView",
     "columns",
     "metric",
     "metrics",
     "n_note",
+    "paired_metrics",
 ]

@@ -59,7 +59,7 @@ from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
 from replan.env.corpus import load_corpus
 from replan.env.recovery_cost import min_calls_after_fault
-from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric, n_note
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, Paired, metric, n_note
 from replan.evaluators.prefix import episode_verdicts, first_perturbed, resolve_success
 from replan.evaluators.stats import (
     N_BOOT,
@@ -607,6 +607,15 @@ def _not_exposed(u: Any) -> Any:
     order=10,
     attribute="recovery",
     feedback=toolmaze_feedback,
+    paired=(
+        Paired(
+            "toolmaze.c_rec",
+            "recovery cost (C_rec)",
+            lambda r: r.c_rec if r.exposed else None,
+            boot_key="compare.c_rec",
+            lower_is_better=True,
+        ),
+    ),
     summarize=_summarize,
     load=lambda data: RecoveryRecord(**data),
     keys={

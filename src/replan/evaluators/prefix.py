@@ -46,7 +46,7 @@ from replan.env import task_world
 from replan.env.checker import check
 from replan.env.replay import replay
 from replan.env.world import World, WorldState
-from replan.evaluators.metric import Column, EpisodeContext, metric
+from replan.evaluators.metric import Column, EpisodeContext, Paired, metric
 from replan.evaluators.stats import N_BOOT, Feedback, bootstrap_mean, wilson
 
 
@@ -340,6 +340,11 @@ def _summarize(
     "prefix",
     order=20,
     feedback=prefix_feedback,
+    paired=(
+        Paired("success", "success rate", lambda r: r.success, "mcnemar"),
+        Paired("clean", "clean-run rate", lambda r: r.clean, "mcnemar"),
+        Paired("prefix.auc", "AUC-PEC", lambda r: r.auc_term, boot_key="compare.auc"),
+    ),
     summarize=_summarize,
     load=lambda data: PrefixRecord(**data),
     keys={

@@ -54,7 +54,7 @@ from replan.evaluators import (
     task_of,
     wilson,
 )
-from replan.evaluators.metric import OMIT, UnitView, columns
+from replan.evaluators.metric import OMIT, UnitView, columns, paired_metrics
 from replan.evaluators.stats import N_BOOT
 from replan.runner.store import FeedbackRow, ResultsStore, StoreError, episode_key
 
@@ -242,14 +242,17 @@ def cell_grid(unit: Unit) -> tuple[list[str], list[str], dict[str, dict[str, Any
 
 
 # -- paired tests ------------------------------------------------------------------------------
-#: (key in evaluators.compare, words, lower is better)
-PAIRED_METRICS: tuple[tuple[str, str, bool], ...] = (
-    ("success", "success rate", False),
-    ("clean", "clean-run rate", False),
-    ("prefix.auc", "AUC-PEC", False),
-    ("toolmaze.c_rec", "recovery cost (C_rec)", True),
-    ("sde.E5", "E5 (round efficiency)", False),
-)
+def paired_rows() -> list[tuple[str, str, bool]]:
+    """``(key in evaluators.compare, words, lower is better)`` of every registered paired
+    comparison (:func:`replan.evaluators.metric.paired_metrics`), the report's delta rows."""
+    return [(p.key, p.words, p.lower_is_better) for _, p in paired_metrics()]
+
+
+def __getattr__(name: str) -> Any:
+    """``PAIRED_METRICS``: :func:`paired_rows` when asked (the registry may grow by plugins)."""
+    if name == "PAIRED_METRICS":
+        return tuple(paired_rows())
+    raise AttributeError(f"module 'replan.report.data' has no attribute {name!r}")
 
 
 def fmt_p(p: float | None) -> str:
@@ -375,7 +378,7 @@ def paired_tests(
     ys = [r for r in eps_y if not is_failure(_episode(r))]
     res = compare_scores(_scored(xs, tasks), _scored(ys, tasks), seed=seed, n_boot=n_boot)
     tests: dict[str, Any] = {}
-    for key, words, lower_better in PAIRED_METRICS:
+    for key, words, lower_better in paired_rows():
         r = res[key]
         if key in ("success", "clean"):
             n = r["n"]

@@ -12,7 +12,7 @@ import numpy as np
 from replan.core.plan import Plan
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.evaluators.metric import OMIT, Column, EpisodeContext, metric, n_note
+from replan.evaluators.metric import OMIT, Column, EpisodeContext, Paired, metric, n_note
 from replan.evaluators.sde.auto import sde_auto
 from replan.evaluators.sde.context import (
     is_replanner_output,
@@ -287,6 +287,11 @@ def _not_on_toolmaze(key: str) -> Any:
     "sde",
     order=30,
     feedback=sde_feedback,
+    paired=(
+        Paired(
+            "sde.E5", "E5 (round efficiency)", lambda r: r.script.get("E5"), boot_key="compare.e5"
+        ),
+    ),
     summarize=_summarize,
     load=_load,
     keys={
