@@ -29,7 +29,7 @@ def _after_plan(state: AgentState) -> str:
     return END if ended(state) else "verifier"
 
 
-@design("dual_loop")
+@design("dual_loop", order=30)
 def build_dual_loop(
     model: str | BaseChatModel,
     tools: ToolsLike,

@@ -22,7 +22,7 @@ def _after_planner(state: AgentState) -> str:
     return END if ended(state) else "executor"
 
 
-@design("plan_conditioned")
+@design("plan_conditioned", order=20)
 def build_plan_conditioned(
     model: str | BaseChatModel,
     tools: ToolsLike,

@@ -16,7 +16,7 @@ from replan.nodes.state import AgentState, make_start_node
 from replan.nodes.tools import ToolsLike
 
 
-@design("react")
+@design("react", order=10)
 def build_react(
     model: str | BaseChatModel,
     tools: ToolsLike,

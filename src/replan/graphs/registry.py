@@ -28,12 +28,14 @@ Builder = Callable[..., Any]
 class Design:
     """An agent design: its name, its graph builder, the end reason of a run that exhausts its
     budget (steps, or rounds for a design that counts plan waves), and whether it has a
-    replanner, so that it can start mid-run at a replan point (ParaRecover instances)."""
+    replanner, so that it can start mid-run at a replan point (ParaRecover instances), and its
+    ``order`` in listings (ties keep the registration order)."""
 
     name: str
     build: Builder
     budget_reason: EndReason = EndReason.STEP_BUDGET
     replans: bool = False
+    order: int = 100
 
 
 #: every design, built-in (``replan.graphs``' modules) and plugged in
@@ -41,13 +43,17 @@ DESIGN_REGISTRY: Registry[Design] = Registry("design", "replan.graphs")
 
 
 def design(
-    name: str, *, budget_reason: EndReason = EndReason.STEP_BUDGET, replans: bool = False
+    name: str,
+    *,
+    budget_reason: EndReason = EndReason.STEP_BUDGET,
+    replans: bool = False,
+    order: int = 100,
 ) -> Callable[[Builder], Builder]:
     """Register the decorated graph builder as design ``name`` (see :class:`Design`)."""
 
     def deco(build: Builder) -> Builder:
         DESIGN_REGISTRY.register(
-            name, Design(name, build, budget_reason, replans), module=build.__module__
+            name, Design(name, build, budget_reason, replans, order), module=build.__module__
         )
         return build
 
@@ -55,8 +61,8 @@ def design(
 
 
 def design_names() -> list[str]:
-    """Every registered design, in registration order."""
-    return DESIGN_REGISTRY.names()
+    """Every registered design, by ``order``, then in registration order."""
+    return [d.name for d in sorted((d for _, d in DESIGN_REGISTRY.items()), key=lambda d: d.order)]
 
 
 def get_design(name: str) -> Design:

@@ -34,7 +34,7 @@ from replan.nodes.state import AgentState, make_start_node
 from replan.nodes.tools import ToolsLike
 
 
-@design("replanner_loop", budget_reason=EndReason.ROUND_BUDGET, replans=True)
+@design("replanner_loop", budget_reason=EndReason.ROUND_BUDGET, replans=True, order=40)
 def build_replanner_loop(
     model: str | BaseChatModel,
     tools: ToolsLike,
