@@ -14,7 +14,8 @@ from langchain.agents import create_agent
 from langchain_core.tools import tool
 
 from replan.inplace import ScriptedToolModel, evaluate_in_place
-from replan.runner.store import ResultsStore
+from replan.runner.store import SUITE_RECORD, ResultsStore
+from replan.suites import suite_digest
 
 
 def _run(tmp_path: Any, agents: Any, **kw: Any) -> Any:
@@ -130,7 +131,17 @@ def test_episodes_and_feedback_land_in_the_results_store_and_resume(tmp_path) ->
         eps = store.episodes()
         keys = {(k, m) for k, m, _, _ in store.feedback()}
         tasks = store.tasks()
+        ((_, cfg),) = store.experiments()
     assert len(eps) == 6 and {e.mode for e in eps} == {"NP", "P1", "P4"}
+    # the run records its tasks as a custom suite, identified by their content digest
+    digest = suite_digest(tasks.values())
+    assert cfg[SUITE_RECORD] == {
+        "name": "inplace",
+        "version": "custom",
+        "digest": digest,
+        "tasks": 6,
+        "tasks_digest": digest,
+    }
     for e in eps:
         for metric in ("prefix.fed", "toolmaze.exposed", "toolmaze.success"):
             assert (f"{e.task_id}|make_agent|user|0", metric) in keys

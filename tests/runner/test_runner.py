@@ -17,6 +17,7 @@ import pytest
 from replan.core.trace import EndReason
 from replan.runner.core import RunConfig
 from replan.runner.store import ResultsStore
+from replan.suites import suite_versions
 
 REPLAN = [sys.executable, "-m", "replan.cli"]
 SMALL = ["--limit", "6", "--agents", "react,replanner_loop", "--concurrency", "2"]
@@ -374,7 +375,11 @@ def test_run_table_fits_80_columns_with_legend_and_header(tmp_path):
     assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
     text = proc.stdout
     cfg = RunConfig(agents=["react", "replanner_loop"], limit=6, concurrency=2)
-    header = r"suite toolmaze · model simulated:competent · experiment\s+" + cfg.experiment_id()
+    pin = suite_versions()["toolmaze"]  # the suite with its version and short digest
+    header = (
+        rf"suite toolmaze v{pin['version']} \({pin['digest'][:8]}\) · model simulated:competent"
+        r" · experiment\s+" + cfg.experiment_id()
+    )
     assert re.search(header, text), text[:400]
     assert "RC ↓" in text and "TSR ↑" in text and "Avg" in text
     assert "lower is better: RC" in text

@@ -1,5 +1,5 @@
 """Every run records the suite it ran (name, version, digest); a results folder never mixes two
-versions of one suite."""
+versions of one suite; the identity is in ``replan run --json`` and the summary's header."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from replan.cli import app
 from replan.runner.core import RunConfig, arun
 from replan.runner.store import SUITE_RECORD, ResultsStore, SuiteMismatch
 from replan.suites import versions as sv
@@ -102,3 +104,30 @@ def test_a_task_stored_with_another_definition_is_refused(tmp_path: Path) -> Non
     changed = [tasks[0].model_copy(update={"query": tasks[0].query + " Quickly."})]
     with pytest.raises(SuiteMismatch, match=r"toolmaze-C1-000-NP.*another definition"):
         asyncio.run(arun(cfg, out, tasks=changed))
+
+
+def test_run_json_and_header_name_the_suite(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CI", "1")
+    out = tmp_path / "r"
+    args = ["run", "--out", str(out), "--limit", "2", "--agents", "react", "--concurrency", "1"]
+    res = CliRunner().invoke(app, [*args, "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)["suite"]
+    assert {k: got[k] for k in ("name", "version", "digest", "tasks")} == {
+        "name": "toolmaze",
+        "version": PIN["version"],
+        "digest": PIN["digest"],
+        "tasks": 2,
+    }
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    header = next(ln for ln in res.stdout.splitlines() if ln.startswith("suite "))
+    assert header.startswith(f"suite toolmaze v{PIN['version']} ({PIN['digest'][:8]}) · ")
+    # a folder holding another version: one line naming both, exit 2 like every store error
+    other = tmp_path / "o"
+    _seed_other_version(other)
+    res = CliRunner(env={"COLUMNS": "2000"}).invoke(app, ["run", "--out", str(other), *args[3:]])
+    assert res.exit_code == 2
+    err = res.stderr.strip()
+    assert err.startswith("error: ") and "\n" not in err
+    assert "version 0" in err and "--out" in err and "Traceback" not in res.output

@@ -31,12 +31,14 @@ def report_command(
 ) -> None:
     """Write the self-contained HTML report of a results directory (plots beside it)."""
     from replan.report import screenshot, write_report
+    from replan.report.data import stored_suites, suites_line
 
     err = Console(stderr=True)
     try:
         path = write_report(
             out_dir, path=output, seed=seed, n_boot=n_boot, max_episodes=max_episodes
         )
+        suites = stored_suites(out_dir)
     except (FileNotFoundError, ValueError) as exc:
         err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
@@ -51,11 +53,17 @@ def report_command(
     if as_json:
         typer.echo(
             json.dumps(
-                {"report": str(path), "plots": plots, "screenshot": str(png) if png else None}
+                {
+                    "report": str(path),
+                    "plots": plots,
+                    "screenshot": str(png) if png else None,
+                    "suites": suites,
+                }
             )
         )
         return
     err.print(f"report: {path}", highlight=False)
+    err.print(suites_line(suites), highlight=False)
     if png:
         err.print(f"screenshot: {png}", highlight=False)
 
@@ -73,20 +81,50 @@ def compare_command(
     alpha: float = typer.Option(0.05, "--alpha", min=0.0, max=1.0, help="significance level"),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
     n_boot: int = typer.Option(2000, "--n-boot", min=100, help="bootstrap resamples"),
+    allow_suite_mismatch: bool = typer.Option(
+        False,
+        "--allow-suite-mismatch",
+        help="compare even when A and B ran different suite versions (warns)",
+    ),
 ) -> None:
     """Compare two experiments on the same tasks: paired deltas (B − A) per design.
 
     Each delta comes with its 95% interval, its paired test (McNemar or paired bootstrap) and a
-    verdict in words."""
+    verdict in words. Directories that ran different suite versions (content digests) are
+    refused unless --allow-suite-mismatch."""
     from replan.report import compare_dirs
-    from replan.report.data import PAIRED_METRICS, fmt_p
+    from replan.report.data import PAIRED_METRICS, fmt_p, suites_line
 
     err = Console(stderr=True)
     try:
-        res = compare_dirs(dir_a, dir_b, seed=seed, n_boot=n_boot, alpha=alpha)
+        res = compare_dirs(
+            dir_a,
+            dir_b,
+            seed=seed,
+            n_boot=n_boot,
+            alpha=alpha,
+            allow_suite_mismatch=allow_suite_mismatch,
+        )
     except (FileNotFoundError, ValueError) as exc:
         err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
+    suites = res["suites"]
+    if suites["same"] is False:
+        err.print(
+            f"[bold red]WARNING[/]: A and B ran different suites (A: {suites_line(suites['a'])}; "
+            f"B: {suites_line(suites['b'])}): the deltas below compare answers to different "
+            "tasks",
+            highlight=False,
+            soft_wrap=True,
+        )
+    elif suites["same"] is None:
+        err.print(
+            "[yellow]note[/]: the suite version is not recorded in "
+            + " and ".join(side.upper() for side in ("a", "b") if not suites[side])
+            + ": cannot check that both ran the same suite",
+            highlight=False,
+            soft_wrap=True,
+        )
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False))
         return

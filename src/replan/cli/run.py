@@ -301,6 +301,7 @@ def finish(
     if as_json:
         return {
             "experiment": outcome.experiment_id,
+            "suite": getattr(outcome, "suite", None) or None,
             "out": str(out),
             "report": str(report_path) if report_path else None,
             "designs": summary,
@@ -372,10 +373,17 @@ def scoring_code_stamp() -> list[Any]:
 
 
 def run_header(cfg: RunConfig | None, outcome: Any) -> str:
-    """``suite toolmaze · model simulated:competent · experiment 1a2b… · 240 episodes``."""
+    """``suite toolmaze v1 (39455121) · model simulated:competent · experiment 1a2b… · 240
+    episodes``: the suite with its version and short digest, when the run recorded them."""
+    from replan.suites.versions import identity_label
+
     parts = []
-    if cfg is not None:
+    suite = getattr(outcome, "suite", None)
+    if suite:
+        parts.append(f"suite {identity_label(suite)}")
+    elif cfg is not None:
         parts.append(f"suite {cfg.suite}")
+    if cfg is not None:
         parts.append(("models " if len(cfg.models) > 1 else "model ") + ", ".join(cfg.models))
         if cfg.prompt != "standard":
             parts.append(f"prompt {cfg.prompt}")

@@ -55,6 +55,7 @@ from replan.evaluators.sde import sde_record
 from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
 from replan.inplace.tasks import InPlaceTask, load_tasks
 from replan.nodes.llm import describe_error
+from replan.suites.versions import custom_identity
 
 SUITE = "inplace"
 PERTURBED = ("P1", "P2", "P3", "P4")
@@ -612,7 +613,7 @@ def evaluate_in_place(
     fault draw. ``min_calls`` (or a task's own) turns on RC; ``model`` labels the runs (the store key). Episodes already in ``out`` are
     skipped when ``resume`` (same agent label, task, mode and seed).
     """
-    from replan.runner.store import FeedbackRow, ResultsStore, episode_key
+    from replan.runner.store import SUITE_RECORD, FeedbackRow, ResultsStore, episode_key
 
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
@@ -678,7 +679,10 @@ def evaluate_in_place(
     all_groups = dict(groups)
     scored: dict[str, Any] = {}
     with _writer_lock(out_dir), ResultsStore(out_dir) as store:
-        store.ensure_experiment(exp, config)
+        # the tasks are the user's own: recorded as a custom suite with their content digest
+        ident = custom_identity(SUITE, list(cores.values()))
+        record = {**ident, "tasks": len(cores), "tasks_digest": ident["digest"]}
+        store.ensure_experiment(exp, {**config, SUITE_RECORD: record})
         store.save_tasks(cores.values())
         done = store.done_keys(exp) if resume else set()
         for job in jobs:

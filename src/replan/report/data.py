@@ -56,7 +56,8 @@ from replan.evaluators import (
 )
 from replan.evaluators.metric import OMIT, UnitView, columns, paired_metrics
 from replan.evaluators.stats import N_BOOT
-from replan.runner.store import FeedbackRow, ResultsStore, StoreError, episode_key
+from replan.runner.store import SUITE_RECORD, FeedbackRow, ResultsStore, StoreError, episode_key
+from replan.suites.versions import identity_label
 
 ALPHA = 0.05
 #: fewest pairs on which a paired-bootstrap difference is called significant
@@ -497,6 +498,60 @@ def collect(
     )
 
 
+# -- the suites a store ran ------------------------------------------------------------------
+def suite_ids(experiments: Iterable[tuple[str, Mapping[str, Any]]]) -> list[dict[str, str]]:
+    """The distinct suites (name, version, digest) the experiments recorded, in order; an
+    experiment from before suites were recorded adds nothing."""
+    out: list[dict[str, str]] = []
+    for _, cfg in experiments:
+        rec = cfg.get(SUITE_RECORD) or {}
+        ident = {k: rec[k] for k in ("name", "version", "digest") if k in rec}
+        if ident and ident not in out:
+            out.append(ident)
+    return out
+
+
+def stored_suites(out_dir: str | Path) -> list[dict[str, str]]:
+    """The suites the store of ``out_dir`` ran (:func:`suite_ids` of its experiments)."""
+    with open_store(out_dir) as store:
+        return suite_ids(store.experiments())
+
+
+def suites_line(suites: Sequence[Mapping[str, Any]]) -> str:
+    """``suite toolmaze v1 (39455121)`` for a report's header (each suite when several)."""
+    if not suites:
+        return "suite version not recorded"
+    return ("suite " if len(suites) == 1 else "suites ") + ", ".join(map(identity_label, suites))
+
+
+class SuiteMismatchError(ValueError):
+    """Two results stores ran different versions (digests) of their suites: paired deltas
+    between them would compare answers to different tasks."""
+
+
+def same_suites(
+    a: Sequence[Mapping[str, Any]],
+    b: Sequence[Mapping[str, Any]],
+    names: tuple[str, str] = ("A", "B"),
+    *,
+    allow: bool = False,
+) -> bool | None:
+    """Whether two stores ran the same suites (``None``: one side recorded none, so it cannot
+    be told); different ones raise :class:`SuiteMismatchError` unless ``allow``."""
+    if not a or not b:
+        return None
+    if len(a) == len(b) and all(s in b for s in a):  # distinct lists: the same set
+        return True
+    if not allow:
+        raise SuiteMismatchError(
+            f"{names[0]} ran {', '.join(map(identity_label, a))} and {names[1]} ran "
+            f"{', '.join(map(identity_label, b))}: different suite versions ask different "
+            "tasks, so their paired deltas would mislead; rerun one side on the other's suite "
+            "version, or pass --allow-suite-mismatch to compare anyway"
+        )
+    return False
+
+
 # -- two stores --------------------------------------------------------------------------------
 def _pairing(eps_a: Sequence[Episode], eps_b: Sequence[Episode], a: str, b: str) -> bool:
     """True to pair by (design, model), False to pair by design alone (a model change).
@@ -529,12 +584,22 @@ def compare_dirs(
     seed: int = 0,
     n_boot: int = N_BOOT,
     alpha: float = ALPHA,
+    allow_suite_mismatch: bool = False,
 ) -> dict[str, Any]:
     """Paired deltas B − A per design present in both stores (same tasks, same seeds).
 
     Tasks come from both stores (B's wins where an id is in both); the result lists the task ids
-    only one side ran and the task ids whose definitions differ.
+    only one side ran and the task ids whose definitions differ. Stores that ran different
+    suite versions (digests) are refused (:class:`SuiteMismatchError`) unless
+    ``allow_suite_mismatch``; ``suites`` in the result says which each ran and whether they match.
     """
+    with open_store(dir_a) as sa:
+        suites_a = suite_ids(sa.experiments())
+    with open_store(dir_b) as sb:
+        suites_b = suite_ids(sb.experiments())
+    same = same_suites(
+        suites_a, suites_b, (f"A ({dir_a})", f"B ({dir_b})"), allow=allow_suite_mismatch
+    )
     with open_store(dir_a) as sa:
         tasks_a = sa.tasks()
         scored_a = stored_scores(sa, tasks_a)
@@ -608,6 +673,7 @@ def compare_dirs(
         "a": {"dir": str(dir_a), "episodes": len(eps_a)},
         "b": {"dir": str(dir_b), "episodes": len(eps_b)},
         "paired_by": "design and model" if by_model else "design",
+        "suites": {"a": suites_a, "b": suites_b, "same": same},
         "delta": "B - A",
         "alpha": alpha,
         "tasks": {

@@ -23,7 +23,17 @@ from typing import Any
 from replan.core.trace import Episode, PlanVersion, Step
 from replan.evaluators import EpisodeScore
 from replan.evaluators.metric import columns as metric_columns
-from replan.report.data import ALPHA, PAIRED_METRICS, ReportData, Unit, cell_grid, fmt_p, key_of
+from replan.report.data import (
+    ALPHA,
+    PAIRED_METRICS,
+    ReportData,
+    Unit,
+    cell_grid,
+    fmt_p,
+    key_of,
+    suite_ids,
+    suites_line,
+)
 
 #: episodes shown in the drill-down by default (the rest are counted, not shown)
 MAX_EPISODES = 1000
@@ -482,7 +492,8 @@ def render(
     models = sorted({u.model for u in data.units})
     intro = (
         f"<p>{len(data.episodes)} episode(s) ({failures} failed) on {len(data.tasks)} task(s); "
-        f"designs: {esc(', '.join(designs) or '–')}; models: {esc(', '.join(models) or '–')}. "
+        f"designs: {esc(', '.join(designs) or '–')}; models: {esc(', '.join(models) or '–')}; "
+        f"{esc(suites_line(suite_ids(data.experiments)))}. "
         f'<span class="muted">From <code>{esc(data.out_dir)}/results.sqlite</code>.</span></p>'
     )
     from replan.models.profiles import model_notes
