@@ -72,6 +72,23 @@ def test_another_version_of_the_suite_in_the_same_folder_is_refused(tmp_path: Pa
         store.ensure_experiment("x", {"suite": "other", SUITE_RECORD: {"name": "other"}})
 
 
+def test_an_experiment_stored_without_a_record_gets_one(tmp_path: Path) -> None:
+    """A store written before suites were recorded: the experiment's config gains the record
+    on its next run, the rest of the config kept."""
+    record = {"name": "toolmaze", "version": "1", "digest": "394551213379613d"}
+    with ResultsStore(tmp_path) as store:
+        store.ensure_experiment("e", {"suite": "toolmaze", "seeds": 1})
+        assert store.suite_record("e") == {}
+        store.ensure_experiment("e", {"suite": "toolmaze", "seeds": 1, SUITE_RECORD: record})
+        assert store.suite_record("e") == record
+        assert dict(store.experiments())["e"] == {
+            "suite": "toolmaze",
+            "seeds": 1,
+            SUITE_RECORD: record,
+        }
+        assert store.suite_record("missing") == {}
+
+
 def test_resuming_after_the_suite_changed_is_refused(tmp_path: Path, monkeypatch) -> None:
     """Same command, same experiment id, but the package now pins toolmaze v2: the stored
     selection is not reused and the new version does not mix into the old results."""
