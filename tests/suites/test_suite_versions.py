@@ -29,15 +29,35 @@ def test_every_pinned_suite_has_a_version():
     assert all(suite_version(name) == v["version"] for name, v in pinned.items())
 
 
-def test_the_frozen_toolmaze_file_is_the_pinned_suite():
-    """The data file of the pinned version holds exactly the pinned instances."""
-    pin = suite_versions()["toolmaze"]
-    path = sv.frozen_path("toolmaze")
-    assert path.name == f"toolmaze-v{pin['version']}.jsonl.gz"
+@pytest.mark.parametrize("name", ["toolmaze", "pararecover-synth"])
+def test_a_frozen_file_holds_the_pinned_suite(name):
+    pin = suite_versions()[name]
+    path = sv.frozen_path(name)
+    assert path.name == f"{name}-v{pin['version']}.jsonl.gz"
     tasks = sv.read_frozen(path)
-    assert len(tasks) == pin["instances"] == 2000
-    assert suite_digest(tasks) == pin["digest"]
+    assert len(tasks) == pin["instances"] and suite_digest(tasks) == pin["digest"]
     assert path.stat().st_size < 5 * 2**20  # a reasonable package file
+    assert sv.frozen_file(name, {}) == path  # the defaults are the frozen content
+    assert sv.frozen_file(name, {"seed": 1}) is None  # another seed is generated
+
+
+def test_pararecover_synth_loads_from_its_frozen_file(monkeypatch):
+    from replan.suites import pararecover_synth
+
+    def no_generation(*args, **kwargs):
+        raise AssertionError("the generator ran")
+
+    monkeypatch.setattr(pararecover_synth, "generate_synth", no_generation)
+    frozen = sv.read_frozen(sv.frozen_path("pararecover-synth"))
+    assert load_suite("pararecover-synth", limit=3) == frozen[:3]
+    level2 = load_suite("pararecover-synth", levels="level-2", limit=2)
+    assert level2 == [t for t in frozen if t.level == "LEVEL-2"][:2]
+    with pytest.raises(AssertionError, match="generator ran"):  # other sizes are generated
+        load_suite("pararecover-synth", n_level1=10)
+
+
+def test_the_frozen_toolmaze_file_is_in_generation_order():
+    tasks = sv.read_frozen(sv.frozen_path("toolmaze"))
     # in generation order: level-major, base task, then the modes
     ids = [t.task_id for t in tasks]
     assert ids[:6] == [f"toolmaze-C1-000-{m}" for m in ("NP", "P1", "P2", "P3", "P4")] + [
@@ -112,22 +132,19 @@ def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
 @pytest.mark.parametrize("name", ["toolmaze", "pararecover-synth"])
 def test_regenerating_reproduces_the_pinned_digest(name):
     """A corpus or generator change fails here: freeze the new version (``python -m
-    replan.suites freeze toolmaze --bump REASON``) or bump pararecover-synth's version and pin
-    its digest in suites/versions.json, so that runs before and after are never one suite."""
+    replan.suites freeze NAME --bump REASON``), so that runs before and after are never taken
+    for one suite."""
     pinned = suite_versions()[name]
-    if name == "toolmaze":  # the generator itself, not the frozen file load_suite reads
-        from replan.suites.toolmaze import generate
+    from replan.suites.__main__ import GENERATORS
 
-        tasks = generate()
-    else:
-        tasks = load_suite(name)
+    tasks = GENERATORS[name]()  # the generator itself, not the frozen file load_suite reads
     assert len(tasks) == pinned["instances"]
     assert suite_digest(tasks) == pinned["digest"], (
-        f"suite {name!r} changed: bump its version in src/replan/suites/versions.json and pin "
-        f"digest {suite_digest(tasks)!r}"
+        f"suite {name!r} changed (digest {suite_digest(tasks)!r}): freeze the new version with "
+        f"`python -m replan.suites freeze {name} --bump 'one-line reason'`"
     )
-    if name == "toolmaze":  # the frozen file is the generation, in order
-        assert sv.read_frozen(sv.frozen_path(name)) == tasks
+    assert sv.read_frozen(sv.frozen_path(name)) == tasks  # the frozen file, in order
+    assert load_suite(name) == tasks
 
 
 def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):

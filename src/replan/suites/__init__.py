@@ -5,7 +5,7 @@ loader registers it with :func:`~replan.suites.suite.suite`: ``toolmaze`` (C1–
 generated from the corpus), ``pararecover`` (the upstream ParaRecover files, option ``path``),
 ``pararecover-synth`` (ParaRecover-style replan points injected into ToolMaze gold paths).
 ``replan suites list`` shows each one's options. Every suite has a version and a content digest
-(:mod:`replan.suites.versions`); the generated ToolMaze suite loads from its frozen data file.
+(:mod:`replan.suites.versions`); the generated suites load from their frozen data files.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Build tool for frozen suites: ``python -m replan.suites freeze toolmaze [--bump REASON | --check]``.
+"""Build tool for frozen suites: ``python -m replan.suites freeze SUITE [--bump REASON | --check]``.
 
-It regenerates the suite from the corpus (a minute or two) and writes its versioned data file
+SUITE is ``toolmaze`` or ``pararecover-synth``. It regenerates the suite from the corpus (a
+minute or so) and writes its versioned data file
 (see :mod:`replan.suites.versions`); ``--check`` only verifies the file, ``--bump`` freezes
 changed content as the next version with a one-line reason.
 """
@@ -11,11 +12,15 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from replan.core.task import Task
+from replan.suites.pararecover_synth import generate_synth
 from replan.suites.toolmaze import generate
 from replan.suites.versions import build
 
-#: the generated suites that are frozen, and what generates each in full
-GENERATORS: dict[str, Callable[[], list[Task]]] = {"toolmaze": generate}
+#: the generated suites that are frozen, and what generates each in full (default options)
+GENERATORS: dict[str, Callable[[], list[Task]]] = {
+    "toolmaze": generate,
+    "pararecover-synth": generate_synth,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -57,6 +57,7 @@ from replan.env.world import World, WorldState, stable_seed
 from replan.suites.pararecover import error_type_views
 from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
+from replan.suites.versions import frozen_file, read_frozen
 
 SUITE = "pararecover-synth"
 
@@ -844,10 +845,11 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
 # ---------------------------------------------------------------------------------------------
 # the suite as replan run, replan suites and load_suite see it
 def _stats(*, seed: int = 0, progress: Any = None) -> dict[str, Any]:
-    """Generate the whole suite and count it (:func:`synth_stats`)."""
-    if progress is not None:
+    """The whole suite (frozen at the pinned seed, generated otherwise), counted
+    (:func:`synth_stats`)."""
+    if progress is not None and frozen_file(SUITE, {"seed": seed}) is None:
         progress("generating the pararecover-synth suite", 0, 0)
-    return {"suite": SUITE, "seed": seed, **synth_stats(generate_synth(seed=seed))}
+    return {"suite": SUITE, "seed": seed, **synth_stats(load(seed=seed))}
 
 
 @suite(
@@ -868,8 +870,11 @@ def load(
     limit: int | None = None,
     seed: int = 0,
 ) -> list[Task]:
-    """The ``pararecover-synth`` suite: :func:`generate_synth`, then ``levels`` and ``limit``."""
-    tasks = generate_synth(seed=int(seed), n_level1=int(n_level1), n_level2=int(n_level2))
+    """The ``pararecover-synth`` suite: :func:`generate_synth` (read from the pinned version's
+    frozen file at the default seed and sizes), then ``levels`` and ``limit``."""
+    defining = {"seed": int(seed), "n_level1": int(n_level1), "n_level2": int(n_level2)}
+    path = frozen_file(SUITE, defining)
+    tasks = read_frozen(path) if path is not None else generate_synth(**defining)
     wanted = {lv.upper() for lv in csv_option(levels) or ()}
     if wanted:
         tasks = [t for t in tasks if (t.level or "").upper() in wanted]

@@ -106,6 +106,18 @@ def frozen_path(name: str, version: str | None = None) -> Path:
 LINE_PREFIX = '{"task_id":"'
 
 
+def frozen_file(name: str, options: Mapping[str, Any]) -> Path | None:
+    """The frozen data file of suite ``name`` when ``options`` give its defining options (the
+    pinned ``defaults``; one not given counts as its default) their pinned values and the file
+    exists; ``None`` otherwise (the suite is generated)."""
+    pin = suite_versions().get(name, {})
+    defaults = pin.get("defaults", {})
+    if not pin.get("digest") or any(str(options.get(k, d)) != str(d) for k, d in defaults.items()):
+        return None
+    path = frozen_path(name)
+    return path if path.is_file() else None
+
+
 def write_frozen(path: Path, tasks: Sequence[Task]) -> None:
     """Write ``tasks`` in order, one compact JSON a line, gzip-compressed with no timestamp (the
     same tasks give the same bytes)."""
@@ -192,6 +204,7 @@ __all__ = [
     "build",
     "custom_identity",
     "dump_pins",
+    "frozen_file",
     "frozen_path",
     "identity_label",
     "read_frozen",

@@ -13,10 +13,7 @@ from collections.abc import Sequence
 
 from replan.core.task import MODES, Task
 from replan.suites.toolmaze.levels import LEVELS, PER_LEVEL, SUITE, instance_id
-from replan.suites.versions import frozen_path, read_frozen
-
-#: the generator seed the frozen file was generated with
-FROZEN_SEED = 0
+from replan.suites.versions import frozen_file, read_frozen
 
 
 def read_frozen_suite(
@@ -24,15 +21,14 @@ def read_frozen_suite(
 ) -> list[Task] | None:
     """The first ``n`` base tasks of each of ``levels``, crossed with ``modes``, in generation
     order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them;
-    ``None`` when the file cannot answer (another seed, an unknown level or mode, more base
-    tasks than it holds, no file): the caller generates instead."""
-    path = frozen_path(SUITE)
+    ``None`` when the file cannot answer (not the pinned seed, an unknown level or mode, more
+    base tasks than it holds, no file): the caller generates instead."""
+    path = frozen_file(SUITE, {"seed": seed})
     if (
-        seed != FROZEN_SEED
+        path is None
         or n > PER_LEVEL
         or not set(levels) <= set(LEVELS)
         or not set(modes) <= set(MODES)
-        or not path.is_file()
     ):
         return None
     return read_frozen(
