@@ -40,8 +40,21 @@ def test_quickstart_test_command_is_what_ci_runs():
         assert part.strip() in ci, part
 
 
+def _untracked() -> set[str]:
+    """Files git does not know and does not ignore (where the checkout is a git repository)."""
+    proc = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    return set(proc.stdout.split()) if proc.returncode == 0 else set()
+
+
 @pytest.mark.parametrize("block", OTHER_BASH)
 def test_bash_blocks(block, tmp_path):
+    """Each block runs, and writes nothing into the checkout (outputs go to ``mktemp -d``)."""
+    before = _untracked()
     bindir = str(Path(sys.executable).parent)
     script = block.replace(".venv/bin/", bindir + "/")
     proc = subprocess.run(
@@ -53,6 +66,7 @@ def test_bash_blocks(block, tmp_path):
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _untracked() <= before, sorted(_untracked() - before)
 
 
 @pytest.mark.parametrize("block", PYTHON)

@@ -486,3 +486,24 @@ def test_a_pararecover_instance_is_replanned_from_what_it_shows(profile: str) ->
         assert ep.plans[-1].parse_ok, ep.plans[-1].parse_error
         fixed += ep.success
     assert fixed >= 1
+
+
+def test_a_value_stated_for_one_parameter_is_not_taken_for_another() -> None:
+    """ "IATA code of the arrival airport: SCL" is the destination; the origin is not SCL even
+    though it is the only airport code the query states (toolmaze-C4-004-NP wrote SCL -> SCL
+    with every error rate at 0). The origin then comes from a tool, as the gold plan has it."""
+    from replan.env.corpus import load_corpus
+    from replan.models.visible import View, param_kind
+
+    corpus = load_corpus()
+    spec = corpus.tools["search_flights"]
+    query = (
+        "Search one-way flights. Use these values: IATA code of the arrival airport: SCL; "
+        "departure date: 2027-01-14."
+    )
+    view = View(query, {spec.name: spec}, corpus.kinds)
+    kind = param_kind(spec, "origin")
+    assert kind == param_kind(spec, "destination")  # same kind: only the label tells them apart
+    assert view.literal_of_kind(kind, {}, None, spec, "destination") == "SCL"
+    assert view.literal_of_kind(kind, {}, None, spec, "origin") != "SCL"
+    assert view.literal_of_kind(kind, {}, None) == "SCL"  # without the parameter: any of kind

@@ -155,6 +155,8 @@ class Literal:
     start: int
     value: Any
     kind: str | None
+    #: the labels the query states the value under (``"IATA code of the arrival airport: SCL"``)
+    labels: frozenset[str] = frozenset()
 
 
 class View:
@@ -175,8 +177,16 @@ class View:
                 if isinstance(ex, bool | int | float):  # a bare number only as a stated value
                     pat = r"(?<=: )" + re.escape(_text(ex)) + r"(?![\w.-])"
                 for m in re.finditer(pat, self.query):
-                    out.append(Literal(m.start(), ex, kname))
+                    out.append(Literal(m.start(), ex, kname, self._labels_before(m.start())))
         return sorted(out, key=lambda x: (x.start, x.kind or ""))
+
+    def _labels_before(self, start: int) -> frozenset[str]:
+        """The label(s) a value at ``start`` is stated under (``label / label: value``)."""
+        head = self.query[:start]
+        if not head.endswith(": "):
+            return frozenset()
+        label = re.split(r": |; |\. ", head[:-2])[-1]
+        return frozenset(x.strip().lower() for x in label.split(" / ") if x.strip())
 
     def labelled(self, spec: ToolSpec, param: str) -> Any:
         """The value the query gives after ``<label>: `` for this parameter, if any.
@@ -223,9 +233,24 @@ class View:
         k = self.kinds.get(kind)
         return bool(getattr(k, "examples", ()))
 
-    def literal_of_kind(self, kind: str, used: Mapping[str, int], near: int | None) -> Any:
-        """The next unused literal of ``kind`` (those at or after ``near`` first)."""
+    def literal_of_kind(
+        self,
+        kind: str,
+        used: Mapping[str, int],
+        near: int | None,
+        spec: ToolSpec | None = None,
+        param: str | None = None,
+    ) -> Any:
+        """The next unused literal of ``kind`` (those at or after ``near`` first).
+
+        A value the query states under the label of another parameter of ``spec`` belongs to
+        that parameter (the arrival airport is not the departure one), so it is not offered.
+        """
         found = [lit for lit in self.literals if lit.kind == kind]
+        if spec is not None and param is not None:
+            others = {_label(spec, q).lower() for q in spec.param_names if q != param}
+            others.discard(_label(spec, param).lower())
+            found = [lit for lit in found if not (lit.labels & others)]
         if near is not None:
             found = [lit for lit in found if lit.start >= near] + [
                 lit for lit in found if lit.start < near
@@ -345,7 +370,7 @@ class _Writer:
             if got is not None:
                 return got
         if kind:
-            got = self.v.literal_of_kind(kind, self.used, near)
+            got = self.v.literal_of_kind(kind, self.used, near, spec, p)
             if got is not _NONE:
                 self.used[kind] = self.used.get(kind, 0) + 1
                 return got

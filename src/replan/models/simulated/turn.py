@@ -868,7 +868,7 @@ class _Turn:
             if val is _NONE:
                 val = self.view.labelled(spec, p)
             if val is _NONE and kind:
-                val = self.view.literal_of_kind(str(kind), {}, None)
+                val = self.view.literal_of_kind(str(kind), {}, None, spec, p)
             if val is _NONE:
                 val = next((n.args[p] for n in reversed(earlier) if p in n.args), _NONE)
             if val is not _NONE:
