@@ -82,6 +82,7 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._modules: dict[str, str] = {}
         self._loaded = False
+        self._module_order: list[str] = []  # the package's modules, in the order imported
 
     def register(self, name: str, obj: T, *, module: str) -> T:
         """Add ``obj`` under ``name`` (``module``: where it is defined); returns ``obj``."""
@@ -107,23 +108,39 @@ class Registry(Generic[T]):
             try:
                 pkg = importlib.import_module(self.package)
                 found = [i.name for i in pkgutil.iter_modules(pkg.__path__)]
-                for name in [*self.first, *found]:
-                    if not name.startswith("_"):
-                        importlib.import_module(f"{self.package}.{name}")
+                order = [n for n in dict.fromkeys([*self.first, *found]) if not n.startswith("_")]
+                self._module_order = order
+                for name in order:
+                    importlib.import_module(f"{self.package}.{name}")
             except BaseException:
                 self._loaded = False
                 raise
         load_plugins()
 
+    def _ordered(self) -> list[str]:
+        """Names in a fixed order: built-ins by their module (``first``, then the package's
+        modules by name), then plugins as registered -- not in the order something happened
+        to import a module."""
+        rank = {m: i for i, m in enumerate(self._module_order)}
+        prefix = f"{self.package}."
+
+        def key(item: tuple[int, str]) -> tuple[int, int]:
+            i, name = item
+            mod = self._modules.get(name, "")
+            short = mod[len(prefix) :].split(".")[0] if mod.startswith(prefix) else None
+            return (rank.get(short, len(rank)) if short is not None else len(rank), i)
+
+        return [name for _, name in sorted(enumerate(self._items), key=key)]
+
     def names(self) -> list[str]:
-        """Every registered name, in registration order."""
+        """Every registered name: built-ins in their modules' order, then plugins."""
         self._ensure()
-        return list(self._items)
+        return self._ordered()
 
     def items(self) -> Iterator[tuple[str, T]]:
-        """``(name, entry)`` pairs in registration order."""
+        """``(name, entry)`` pairs in the order of :meth:`names`."""
         self._ensure()
-        return iter(list(self._items.items()))
+        return iter([(n, self._items[n]) for n in self._ordered()])
 
     def find(self, name: str) -> T | None:
         """The entry named ``name``, or ``None``."""
