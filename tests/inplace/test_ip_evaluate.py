@@ -223,6 +223,15 @@ def test_alternative_groups_reroute_and_recovery(tmp_path) -> None:
     ]
     assert res.scores[ep.episode_id].recovery.reason.startswith("switched to orders_backup")
     assert res.prr("P2", "stubborn")["value"] == 0.0
+    # the stored task carries the declared group, so the standard scorer (replan report,
+    # replan score) counts the same reroute as a recovery without the evaluation's arguments
+    from replan.evaluators.perturbation import recovery_record
+    from replan.runner.store import ResultsStore
+
+    with ResultsStore(tmp_path / "o") as store:
+        task = store.tasks()[ep.task_id]
+    rec = recovery_record(ep, task)
+    assert rec.recovered and rec.reason.startswith("switched to orders_backup"), rec
 
 
 def test_a_crashing_agent_is_recorded_and_named(tmp_path) -> None:

@@ -194,7 +194,11 @@ def _used(step: Step, later: Sequence[Step], answer: str | None) -> bool:
     return False
 
 
-def _group_members(group: str | None, victim: str, corpus: Any) -> set[str]:
+def _group_members(
+    group: str | None, victim: str, corpus: Any, declared: Sequence[str] = ()
+) -> set[str]:
+    """The victim and its alternatives: the corpus group's tools, or -- for a group the corpus
+    does not know (your own tools, evaluated in place) -- the tools the task declares for it."""
     members = {victim}
     if group is None:
         return members
@@ -203,6 +207,8 @@ def _group_members(group: str | None, victim: str, corpus: Any) -> set[str]:
     grp = corpus.groups.get(group)
     if grp is not None:
         members |= set(grp.tools)
+    else:
+        members |= set(declared)
     return members
 
 
@@ -296,7 +302,8 @@ def recovery_record(
     profile = task.perturbation if task is not None else None
     permanent = mode_flags(mode)[1] if mode in PERTURBED_MODES else pert.permanent
     group = pert.group or (profile.group if profile is not None else None)
-    members = _group_members(group, victim, corpus)
+    declared = (task.metadata.get("victim_tools") or []) if task is not None else []
+    members = _group_members(group, victim, corpus, declared)
     sentinels = [
         s.perturbation.sentinel
         for s in steps
