@@ -146,6 +146,9 @@ def test_dpo_pairs_same_task_same_request_with_floor_and_gap(tmp_path: Path) -> 
     assert row["rejected"] == [{"role": "assistant", "content": "REPLAN mid"}]
     assert s.details["tasks"] == 1 and s.details["tasks_with_several_requests"] == 1
     assert s.details["below_min_score"] == 1
+    # what the empty-export hint reports: the widest gap between different responses to one
+    # request among those above the floor, by hand 15 - 7.5
+    assert s.details["largest_gap"] == 7.5
     # a gap of more than 3: 15-10 = 5 now passes too; 10-7.5 still does not
     s3 = export_dpo(out, tmp_path / "gap3.jsonl", min_gap=3, with_meta=True)
     pairs = {

@@ -108,12 +108,21 @@ def explain_empty(summary: ExportSummary, err: Console) -> None:
         if n:
             err.print(f"  {n:>5}  {reason}", highlight=False, markup=False)
     if summary.kind == "dpo" and summary.eligible:
-        err.print(
-            "  a pair needs two scored trajectories of the same task with the same replanner "
-            "request: run more seeds (--seeds 4), e.g. on --suite pararecover-synth, whose "
-            "instances all start at the same replan point",
-            highlight=False,
-        )
+        gap = summary.details.get("largest_gap")
+        min_gap = summary.thresholds.get("min_gap")
+        if gap is None:
+            hint = (
+                "no request got two different responses: run more seeds (--seeds 4) on a suite "
+                "whose instances start at one replan point (pararecover, pararecover-synth), "
+                "with a model whose answers vary across seeds"
+            )
+        else:
+            hint = (
+                f"the largest score gap between different responses to one request was {gap:g}"
+                f" (pairs need more than --min-gap {min_gap:g}): lower --min-gap, or run more "
+                "seeds or a model whose answers vary more"
+            )
+        err.print(f"  {hint}", highlight=False, markup=False)
 
 
 def _refuse(exc: EmptyExport) -> NoReturn:

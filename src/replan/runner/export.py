@@ -406,12 +406,16 @@ def export_dpo(
         by_task[s.episode.task_id][json.dumps(s.prompt, ensure_ascii=False)].append(s)
     rows, seen = [], set()
     below_floor = unpaired = 0
+    largest_gap: float | None = None  # between different responses to one request
     for task_id in sorted(by_task):
         groups = by_task[task_id]
         for group in groups.values():
             ok = [s for s in group if s.score >= min_score]
             below_floor += len(group) - len(ok)
             ok.sort(key=lambda s: (-s.score, s.key))
+            gaps = [a.score - b.score for a in ok for b in ok if a.response != b.response]
+            if gaps:
+                largest_gap = max([*gaps, largest_gap or 0.0])
             paired: set[str] = set()
             for i, hi in enumerate(ok):
                 for lo in ok[i + 1 :]:
@@ -442,6 +446,7 @@ def export_dpo(
         "requests": sum(len(g) for g in by_task.values()),
         "tasks_with_several_requests": sum(1 for g in by_task.values() if len(g) > 1),
         "below_min_score": below_floor,
+        "largest_gap": None if largest_gap is None else round(largest_gap, 4),
     }
     lonely = sum(1 for g in by_task.values() for grp in g.values() if len(grp) == 1)
     summary.funnel = [
