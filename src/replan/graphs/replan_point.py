@@ -9,8 +9,10 @@ run, as a LangGraph graph like every other design::
 
 ``replanner`` asks the model for the updated plan once (``replay_task``; skipped when the plan is
 given, ``continue_plan``); ``parse`` reads it (the parse verdict is the S5 verdict); each
-``wave`` runs the frontier of ready call nodes through a tool simulator
-(:mod:`replan.env.simulators`) — a round is one wave; a failed call ends the run unless a
+``wave`` runs the frontier of ready call nodes through the one tool wrapper
+(:class:`~replan.env.tool_wrapper.FaultSession`, its simulator side: a tool simulator of
+:mod:`replan.env.simulators` judges and plays the calls, the session records them as ``Step`` s,
+as a ReAct tool node's session does) — a round is one wave; a failed call ends the run unless a
 ``replan`` callback writes the next plan. The result is a :class:`Continuation` (what E5, Pass@1
 and tool-use efficiency need) and, for ``replay_task``, the :class:`~replan.core.trace.Episode`.
 """
@@ -31,6 +33,7 @@ from replan.core.task import Task
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, PlanVersion, Step, Usage, Verdict
 from replan.env.simulators import PendingCall, ToolSimulator, check_call
+from replan.env.tool_wrapper import FaultSession, SimulatorCalls
 from replan.nodes.llm import model_label
 from replan.nodes.prompts import replanner_messages
 from replan.suites.pararecover import (
@@ -141,6 +144,7 @@ class ReplanPointState(TypedDict, total=False):
     executed: dict[str, Any]  # node id -> output of the nodes that ran cleanly
     ran_tool: dict[str, str]  # node id -> the tool it ran
     steps: list[SimStep]
+    records: list[Step]  # the wrapper's record: the given steps, then one per call run here
     rounds: int
     replans: int
     failed_wave: list[SimStep]  # the wave that failed, for the follow-up replanner
@@ -162,6 +166,7 @@ def build_replan_point(
     ``reply`` is the plan. Input: :func:`initial_state`. The run fails when T would pass
     ``max_rounds`` (40, ParaRecover Appendix H).
     """
+    tools = {t.name: t for t in start.tools}
     base = Continuation(
         success=False,
         end_reason="unparsable_plan",
@@ -215,7 +220,7 @@ def build_replan_point(
     def wave(state: ReplanPointState) -> ReplanPointState:
         plan, rounds, replans = state["plan"], state["rounds"], state["replans"]
         executed, ran_tool = dict(state["executed"]), dict(state["ran_tool"])
-        steps = list(state["steps"])
+        steps, records = list(state["steps"]), list(state.get("records", []))
         done = done_ids(plan, executed, ran_tool)
         frontier, _ = plan.next_wave(done)
         if not frontier:
@@ -251,7 +256,12 @@ def build_replan_point(
             )
             for i in frontier
         ]
-        results = simulator.run(calls, executed)
+        # the replan point's wave is round 1 of the record; the waves run here are 2, 3, ...
+        session = FaultSession(
+            simulator=SimulatorCalls(simulator, tools), first_index=len(records), round=1 + rounds
+        )
+        results = session.wave(calls, executed)
+        records.extend(session.steps)
         this_wave = []
         for c, r in zip(calls, results, strict=True):
             this_wave.append(
@@ -275,6 +285,7 @@ def build_replan_point(
             "executed": executed,
             "ran_tool": ran_tool,
             "steps": steps,
+            "records": records,
             "rounds": rounds,
             "failed_wave": this_wave if failed else [],
         }
@@ -337,12 +348,16 @@ def build_replan_point(
     return builder.compile(name="replan_point")
 
 
-def initial_state(start: ReplanStart, reply: Plan | str | None = None) -> ReplanPointState:
-    """The graph's input: nothing run after the replan point yet."""
+def initial_state(
+    start: ReplanStart, reply: Plan | str | None = None, recorded: Iterable[Step] = ()
+) -> ReplanPointState:
+    """The graph's input: nothing run after the replan point yet (``recorded``: the steps the
+    record starts with, the replan point's wave for ``replay_task``)."""
     state: ReplanPointState = {
         "executed": dict(start.executed),
         "ran_tool": dict(start.executed_tools),
         "steps": [],
+        "records": list(recorded),
         "rounds": 0,
         "replans": 0,
         "failed_wave": [],
@@ -418,26 +433,28 @@ def replay_task(
         round_index=start.rounds_executed,
         hint=hint,
     )
-    graph = build_replan_point(
-        start, simulator or default_simulator(start, seed), model=model, messages=messages
-    )
-    final = _invoke(graph, initial_state(start), 40)
-    text, error = final.get("text", ""), final.get("error")
-    usage = Usage(model_calls=final.get("model_calls", 0))
     nodes = match_last_wave(start.plan, start.last_wave) if isinstance(start.plan, Plan) else {}
     node_of = {id(c): n for n, c in nodes.items()}
-    steps: list[Step] = []
+    recorded: list[Step] = []
     for c in start.last_wave:
         args = c.arguments if isinstance(c.arguments, dict) else {"args": c.arguments}
-        steps.append(
+        recorded.append(
             Step(
-                index=len(steps),
+                index=len(recorded),
                 round=1,
                 call=Call(tool=c.name, args=args, node_id=node_of.get(id(c))),
                 verdict=_step_verdict(tools, c.name, c.arguments),
                 observation=c.results,
             )
         )
+    graph = build_replan_point(
+        start, simulator or default_simulator(start, seed), model=model, messages=messages
+    )
+    final = _invoke(graph, initial_state(start, recorded=recorded), 40)
+    text, error = final.get("text", ""), final.get("error")
+    usage = Usage(model_calls=final.get("model_calls", 0))
+    # the replan point's wave, then every call the graph ran, as the tool wrapper recorded them
+    steps: list[Step] = list(final["records"])
     parsed = Plan.parse(text)
     plans = [
         PlanVersion(
@@ -470,18 +487,6 @@ def replay_task(
             "unparsable_plan": EndReason.UNPARSABLE_PLAN,
         }.get(cont.end_reason, EndReason.GAVE_UP)
         error = cont.error
-        for s in cont.steps:
-            # the verdict the simulator executed by (so a rejected call is never a clean step)
-            v = s.verdict or check_call(tools, s.tool, s.args, None, s.node, s.positional)
-            steps.append(
-                Step(
-                    index=len(steps),
-                    round=1 + s.round,
-                    call=Call(tool=s.tool, args=s.args, node_id=s.node),
-                    verdict=v,
-                    observation=s.result,
-                )
-            )
     wave = 1 if start.last_wave else 0
     usage.tool_calls = len(steps)
     return Episode(
