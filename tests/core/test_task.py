@@ -1,4 +1,5 @@
-"""Task: G and c* have one name each, the typed fields; old stored tasks load into them."""
+"""Task: what travels between layers has typed fields; old stored tasks (metadata keys) load
+into them, and suite-internal notes stay in metadata."""
 
 from __future__ import annotations
 
@@ -7,18 +8,18 @@ from replan.core.task import Task
 
 def _stored(**meta: object) -> dict:
     return {
-        "task_id": "t",
-        "suite": "pararecover-synth",
+        "task_id": "t-P3",
+        "suite": "toolmaze",
         "query": "q",
         "tools": [],
         "metadata": meta,
     }
 
 
-def test_legacy_metadata_keys_load_into_the_fields():
-    t = Task.model_validate(_stored(round_gt="7", funcall_times_gt=6, rounds_executed=2))
+def test_legacy_ground_truth_keys_load_into_the_fields():
+    t = Task.model_validate(_stored(round_gt="7", funcall_times_gt=6, plan="{}"))
     assert (t.optimal_rounds, t.min_calls) == (7, 6)
-    assert t.metadata == {"rounds_executed": 2}
+    assert t.metadata == {"plan": "{}"}
     assert "round_gt" not in t.model_dump_json()
 
 
@@ -27,12 +28,63 @@ def test_the_field_wins_over_a_legacy_key():
     assert t.optimal_rounds == 4 and t.min_calls is None and t.metadata == {}
 
 
+def test_an_old_toolmaze_task_loads_into_the_typed_fields():
+    implicit = {"tax": {"field": "income_tax", "kind": "value_x1000", "value": 78020.46}}
+    paths = [{"tools": ["a", "tax"], "plan": {"tasks": []}}, {"tools": ["b"], "plan": {}}]
+    t = Task.model_validate(
+        _stored(
+            base_id="t",
+            victim_tools=["tax", "tax2"],
+            implicit=implicit,
+            min_calls_after_fault=3,
+            min_calls_after_fault_by_victim={"tax": 3, "tax2": 2},
+            rounds_counting="tool-call waves (no response round)",
+            paths=paths,
+            victim_node="n2",
+        )
+    )
+    assert t.base_id == "t"
+    assert t.faults.victim_tools == ["tax", "tax2"]
+    assert t.faults.implicit == implicit
+    assert t.faults.min_calls_after_fault == 3
+    assert t.faults.min_calls_after_fault_by_victim == {"tax": 3, "tax2": 2}
+    assert t.valid_paths == [["a", "tax"], ["b"]]  # the paths' tool sequences, when unset
+    assert t.rounds_include_response is False and t.replan_point is None
+    # the suite's own notes stay; nothing moved is kept twice
+    assert t.metadata == {"paths": paths, "victim_node": "n2"}
+    assert Task.model_validate(t.model_dump()) == t
+
+
+def test_an_old_pararecover_task_loads_into_the_typed_fields():
+    tools = [{"name": "measure", "description": "d", "parameters": {}, "required": []}]
+    t = Task.model_validate(
+        {
+            **_stored(
+                rounds_executed=2,
+                calls_executed=5,
+                rounds_include_response=True,
+                rounds_counting="tool-call waves + 1 response round (upstream round_gt)",
+                tool_list=tools,
+                plan="{}",
+            ),
+            "suite": "pararecover",
+        }
+    )
+    assert t.replan_point is not None
+    assert (t.replan_point.rounds_executed, t.replan_point.calls_executed) == (2, 5)
+    assert t.rounds_include_response is True
+    assert t.tool_specs == tools
+    assert t.base_id == "t-P3"  # no stored base id: the task id
+    assert t.metadata == {"plan": "{}"}
+
+
 def test_a_task_without_legacy_keys_is_untouched():
-    data = {**_stored(rounds_executed=1), "optimal_rounds": 3, "min_calls": 2}
-    assert Task.model_validate(data).model_dump(
-        include={"optimal_rounds", "min_calls", "metadata"}
-    ) == {
+    data = {**_stored(plan="x"), "optimal_rounds": 3, "min_calls": 2, "base_id": "b"}
+    t = Task.model_validate(data)
+    assert t.model_dump(include={"optimal_rounds", "min_calls", "base_id", "metadata"}) == {
         "optimal_rounds": 3,
         "min_calls": 2,
-        "metadata": {"rounds_executed": 1},
+        "base_id": "b",
+        "metadata": {"plan": "x"},
     }
+    assert t.faults.victim_tools == [] and t.faults.implicit == {} and t.tool_specs == []

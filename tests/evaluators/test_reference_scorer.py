@@ -186,7 +186,7 @@ def reference(ep: dict, task: dict) -> dict[str, Any]:
         any(_contains(a, v) for a in _args(accepted)) or (answer and _contains(answer, v))
         for v in sentinels
     )
-    members = {victim, *task["metadata"].get("victim_tools", [])}
+    members = {victim, *(task.get("faults") or {}).get("victim_tools", [])}
     if propagated:
         recovered = False
     elif task["mode"] in ("P1", "P3"):  # transient: a clean, used retry

@@ -47,7 +47,7 @@ def test_load_suite_reads_a_directory_and_filters_levels():
     l2 = load_suite("pararecover", path=str(SAMPLE), levels=["LEVEL-2"], limit=5)
     assert len(l2) == 5 and all(t.level == "LEVEL-2" for t in l2)
     t = all_tasks[0]
-    assert t.suite == "pararecover" and t.metadata["tool_list"] and "plan" in t.metadata
+    assert t.suite == "pararecover" and t.tool_specs and "plan" in t.metadata
 
 
 def test_load_tasks_names_the_bad_line(tmp_path):

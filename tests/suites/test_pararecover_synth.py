@@ -253,7 +253,7 @@ def test_errors_sit_in_the_right_rounds(synth):
     total: Counter = Counter()
     for t in synth:
         m = t.metadata
-        rounds, k = m["error_rounds"], m["rounds_executed"]
+        rounds, k = m["error_rounds"], t.replan_point.rounds_executed
         assert rounds == sorted(rounds) and len(set(rounds)) == len(rounds)
         assert rounds[-1] == k  # the latest error is in the latest round
         plan = Plan.parse(m["plan"])

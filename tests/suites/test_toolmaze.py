@@ -198,7 +198,7 @@ def test_profiles_point_at_s_star_and_are_identical_for_every_run(subset):
         if t.level == "C1":
             assert p.group is None
         else:
-            assert p.group is not None and p.victim in t.metadata["victim_tools"]
+            assert p.group is not None and p.victim in t.faults.victim_tools
         if t.level == "C4":
             assert p.slot and p.slot.startswith("branch-")
         explicit, _ = mode_flags(t.mode)
@@ -206,7 +206,7 @@ def test_profiles_point_at_s_star_and_are_identical_for_every_run(subset):
             assert p.kind in ("http_404", "http_429", "http_503", "timeout", "empty")
         else:
             assert p.sentinel is not None and p.field
-            assert t.metadata["implicit"][p.victim]["value"] == p.sentinel
+            assert t.faults.implicit[p.victim]["value"] == p.sentinel
     again = {t.task_id: t for t in tm.generate(limit=SUBSET)}
     assert all(again[t.task_id].perturbation == t.perturbation for t in subset)
 
@@ -228,9 +228,7 @@ def test_min_calls_after_fault_by_hand(subset):
     # C1 under a permanent fault: graceful termination, no calls
     c1 = next(x for x in subset if x.level == "C1" and x.mode == "P4")
     assert min_calls_after_fault(c1, c1.perturbation.victim) == 0
-    assert (
-        t.metadata["min_calls_after_fault"] == t.metadata["min_calls_after_fault_by_victim"][victim]
-    )
+    assert t.faults.min_calls_after_fault == t.faults.min_calls_after_fault_by_victim[victim]
 
 
 def test_stats_compute_table1_figures():

@@ -69,6 +69,41 @@ class Checker(BaseModel):
     )
 
 
+class FaultSetup(BaseModel):
+    """What a task's fault injector (``replan.env``) and its recovery scorers share beyond the
+    profile: which tools the victim may be, how each would be corrupted, and c* after the fault.
+
+    The suite writes it once; the injector and the scorers read it, so both see the same fault.
+    """
+
+    #: the alternative group's tools the victim may be (empty: the corpus group decides)
+    victim_tools: list[str] = Field(default_factory=list)
+    #: per possible victim, its implicit corruption ``{"field", "kind", "value"}`` (P3/P4)
+    implicit: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: c* for an agent that meets the fault where s* does (fallback when a task has no paths)
+    min_calls_after_fault: int | None = None
+    #: the same c* per possible victim of the group
+    min_calls_after_fault_by_victim: dict[str, int] = Field(default_factory=dict)
+
+
+class ReplanPoint(BaseModel):
+    """What already ran before the agent takes over a replan-point task (ParaRecover): the
+    efficiency scores count these rounds and calls on top of the episode's own."""
+
+    rounds_executed: int = 0
+    calls_executed: int | None = None  # None: the suite did not state it (counted as 0)
+
+
+#: metadata keys of tasks stored before the typed fields, and the field each moved to
+_LEGACY_FAULT_KEYS = (
+    "victim_tools",
+    "implicit",
+    "min_calls_after_fault",
+    "min_calls_after_fault_by_victim",
+)
+_LEGACY_POINT_KEYS = ("rounds_executed", "calls_executed")
+
+
 class Task(BaseModel):
     """One instance of a suite (a base task crossed with a perturbation mode)."""
 
@@ -76,6 +111,7 @@ class Task(BaseModel):
     suite: str
     query: str
     tools: list[str]  # tool names available to the agent
+    base_id: str = ""  # the task id without the mode suffix (all modes of one base task share it)
     level: str | None = None  # C1..C4 (ToolMaze) or LEVEL-1 / LEVEL-2 (ParaRecover)
     mode: Mode = "NP"
     world_seed: int = 0
@@ -83,31 +119,53 @@ class Task(BaseModel):
     gold_plan: dict[str, Any] | None = None  # ParaRecover-shaped JSON of the shortest path s*
     valid_paths: list[list[str]] = Field(default_factory=list)  # tool sequences of valid paths
     optimal_rounds: int | None = None  # G (ParaRecover's ``round_gt``)
+    #: G counts the final response as a round (ParaRecover's ``round_gt``; ToolMaze's does not)
+    rounds_include_response: bool = False
     min_calls: int | None = None  # c* (ParaRecover's ``funcall_times_gt``)
     perturbation: PerturbationProfile | None = None
+    faults: FaultSetup = Field(default_factory=FaultSetup)
+    replan_point: ReplanPoint | None = None  # set for tasks that start after executed rounds
+    #: upstream tool descriptions (ParaRecover ``tool_list``) for tools the corpus does not hold
+    tool_specs: list[dict[str, Any]] = Field(default_factory=list)
     checker: Checker = Field(default_factory=Checker)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)  # suite-internal notes
 
     @model_validator(mode="before")
     @classmethod
-    def _legacy_ground_truth(cls, data: Any) -> Any:
-        """G and c* live in the typed fields only. Tasks stored before that (results stores,
-        exported files) carried them as ``metadata["round_gt"]`` / ``["funcall_times_gt"]``
-        too: those keys are read into the fields (when the field is unset) and dropped."""
+    def _legacy_metadata(cls, data: Any) -> Any:
+        """Tasks stored before the typed fields (results stores, exported files, older frozen
+        suites) carried them as metadata keys: G and c* as ``round_gt`` / ``funcall_times_gt``,
+        the fault setup as ``victim_tools`` / ``implicit`` / ``min_calls_after_fault[_by_victim]``,
+        ``base_id``, ``rounds_executed`` / ``calls_executed``, ``rounds_include_response``
+        (with its prose twin ``rounds_counting``), ``tool_list``, and the paths' tool sequences
+        in ``paths``. Each is read into its field (when the field is unset) and dropped, except
+        ``paths``, which the ToolMaze suite keeps for its plans. An unset ``base_id`` is the
+        task id."""
         if not isinstance(data, dict):
             return data
+        data = dict(data)
         meta = data.get("metadata")
-        if not isinstance(meta, dict) or not ({"round_gt", "funcall_times_gt"} & set(meta)):
-            return data
-        meta = dict(meta)
-        data = {**data, "metadata": meta}
+        meta = dict(meta) if isinstance(meta, dict) else {}
         for key, fld in (("round_gt", "optimal_rounds"), ("funcall_times_gt", "min_calls")):
             value = meta.pop(key, None)
             if data.get(fld) is None and value is not None:
                 data[fld] = int(value)
+        moved = {k: meta.pop(k) for k in _LEGACY_FAULT_KEYS if k in meta}
+        if moved and not data.get("faults"):
+            data["faults"] = {k: v for k, v in moved.items() if v is not None}
+        moved = {k: meta.pop(k) for k in _LEGACY_POINT_KEYS if k in meta}
+        if moved and not data.get("replan_point"):
+            data["replan_point"] = moved
+        if "rounds_include_response" in meta:
+            data.setdefault("rounds_include_response", bool(meta.pop("rounds_include_response")))
+        meta.pop("rounds_counting", None)
+        if "tool_list" in meta:
+            data.setdefault("tool_specs", meta.pop("tool_list") or [])
+        if not data.get("valid_paths") and meta.get("paths"):
+            data["valid_paths"] = [list(p["tools"]) for p in meta["paths"]]
+        base_id = meta.pop("base_id", None)
+        if not data.get("base_id"):
+            data["base_id"] = base_id or data.get("task_id", "")
+        if isinstance(data.get("metadata"), dict):
+            data["metadata"] = meta
         return data
-
-    @property
-    def base_id(self) -> str:
-        """The task id without the mode suffix (all modes of one base task share it)."""
-        return self.metadata.get("base_id", self.task_id)

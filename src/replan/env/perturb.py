@@ -334,15 +334,15 @@ class Perturber:
 def injector_for(task: Task, corpus: Any = None) -> Perturber | None:
     """The fault injector of a task instance (``None`` for NP or a task without a profile).
 
-    Group tools come from ``task.metadata["victim_tools"]`` when the generator stored them,
-    else from the corpus group; implicit corruptions from ``task.metadata["implicit"]``.
+    Group tools come from ``task.faults.victim_tools`` when the suite declared them, else from
+    the corpus group; implicit corruptions from ``task.faults.implicit``.
     """
     prof = task.perturbation
     if prof is None or task.mode == "NP":
         return None
     group_tools: list[str] = []
     if prof.group is not None:
-        group_tools = list(task.metadata.get("victim_tools") or [])
+        group_tools = list(task.faults.victim_tools)
         if not group_tools:
             if corpus is None:
                 corpus = load_corpus()
@@ -353,7 +353,7 @@ def injector_for(task: Task, corpus: Any = None) -> Perturber | None:
     return Perturber(
         prof,
         group_tools=group_tools,
-        implicit=task.metadata.get("implicit") or {},
+        implicit=task.faults.implicit,
         salt=_salt(task.base_id, task.mode),
     )
 

@@ -41,5 +41,4 @@ def min_calls_after_fault(task: Task, victim: str, executed: Iterable[str] = ())
     (C1 under P2/P4) the optimum is graceful termination: 0 calls.
     """
     permanent = task.mode != "NP" and mode_flags(task.mode)[1]
-    paths = task.metadata.get("paths") or [{"tools": p} for p in task.valid_paths]
-    return min_calls(paths, victim, executed, permanent)
+    return min_calls([{"tools": p} for p in task.valid_paths], victim, executed, permanent)

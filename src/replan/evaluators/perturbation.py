@@ -29,7 +29,7 @@ Per run (:func:`recovery_record`):
   the fewest calls that complete the task from the first perturbed response, given the tools
   this run had already run cleanly and the tool it met the fault on
   (``env.recovery_cost.min_calls_after_fault``); c counts the calls after the first perturbed
-  response. Fallbacks for tasks without a path list: ``metadata["min_calls_after_fault"]``, else
+  response. Fallbacks for tasks without a path list: ``task.faults.min_calls_after_fault``, else
   ``Task.min_calls`` against every call of the run; with neither C_rec is undefined, left out of
   RC and counted (``rc_unknown``).
 
@@ -230,7 +230,7 @@ def trajectory_c_star(task: Task | None, victim: str, executed: Sequence[str]) -
     """c*(τ) of seed 002 eq. 3 for this trajectory: the fewest calls from the first perturbed
     response to completion, given the tools it had already run cleanly and the tool it met the
     fault on (``env.recovery_cost.min_calls_after_fault``); ``None`` when the task lists no paths."""
-    if task is None or not (task.metadata.get("paths") or task.valid_paths):
+    if task is None or not task.valid_paths:
         return None
     return min_calls_after_fault(task, victim, executed)
 
@@ -302,7 +302,7 @@ def recovery_record(
     profile = task.perturbation if task is not None else None
     permanent = mode_flags(mode)[1] if mode in PERTURBED_MODES else pert.permanent
     group = pert.group or (profile.group if profile is not None else None)
-    declared = (task.metadata.get("victim_tools") or []) if task is not None else []
+    declared = task.faults.victim_tools if task is not None else []
     members = _group_members(group, victim, corpus, declared)
     sentinels = [
         s.perturbation.sentinel
@@ -340,8 +340,8 @@ def recovery_record(
     c_star = trajectory_c_star(task, victim, executed)
     if c_star is not None:
         c = len(later)
-    elif task is not None and task.metadata.get("min_calls_after_fault") is not None:
-        c, c_star = len(later), int(task.metadata["min_calls_after_fault"])
+    elif task is not None and task.faults.min_calls_after_fault is not None:
+        c, c_star = len(later), task.faults.min_calls_after_fault
     elif task is not None and task.min_calls is not None:
         c, c_star = len(steps), int(task.min_calls)
     else:

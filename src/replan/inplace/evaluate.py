@@ -43,7 +43,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
 
-from replan.core.task import MODES, Checker, Task
+from replan.core.task import MODES, Checker, FaultSetup, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
 from replan.env.checker import mentions
 from replan.env.tool_faults import ANY_TOOL, FaultSchedule, InjectedFault
@@ -554,13 +554,11 @@ def _core_task(
         # namespaced: your tools are not replan's corpus, so no scorer replays them there
         tools=[f"inplace:{n}" for n in names],
         mode=mode,  # type: ignore[arg-type]
+        base_id=task.id,
         min_calls=task.min_calls,
         perturbation=faults.profile if faults is not None else None,
+        faults=FaultSetup(victim_tools=list(faults.group_tools) if declared else []),
         checker=Checker(graceful=graceful),
-        metadata={
-            "base_id": task.id,
-            "victim_tools": faults.group_tools if declared else [],
-        },
     )
 
 

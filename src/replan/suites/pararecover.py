@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from replan.core.jsonl import LineError, iter_json
 from replan.core.jsonl import loads as json_loads
 from replan.core.plan import ParseFailure, Plan
-from replan.core.task import Task
+from replan.core.task import ReplanPoint, Task
 from replan.core.taxonomy import ErrorType, error_types_for_tag
 from replan.core.tools import ToolSpec
 from replan.env.corpus import load_corpus
@@ -353,7 +353,7 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
         inst = ParaRecoverInstance(
             id=meta.get("id", task.task_id),
             query=task.query,
-            tools=ToolSpec.from_pararecover(meta.get("tool_list") or []),
+            tools=ToolSpec.from_pararecover(task.tool_specs),
             plan_text=plan_text,
             plan=plan,
             funcall_times_gt=task.min_calls,
@@ -380,7 +380,7 @@ def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
         plan_text=plan_text,
         plan=plan,
         last_wave=calls,
-        rounds_executed=int(meta.get("rounds_executed", 0)),
+        rounds_executed=task.replan_point.rounds_executed if task.replan_point else 0,
         calls_executed=len(ok),
         optimal_rounds=task.optimal_rounds,
         min_calls=task.min_calls,
@@ -422,30 +422,30 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
         level=inst.level,
         mode="NP",
         optimal_rounds=inst.round_gt,
+        rounds_include_response=True,
         min_calls=inst.funcall_times_gt,
+        replan_point=ReplanPoint(
+            rounds_executed=start.rounds_executed, calls_executed=start.calls_executed
+        ),
+        tool_specs=[
+            {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters["properties"],
+                "required": list(t.parameters["required"]),
+            }
+            for t in inst.tools
+        ],
         metadata={
             "id": inst.id,
             "query_id": inst.query_id,
             "source": inst.source,
             "line": inst.line,
-            "tool_list": [
-                {
-                    "name": t.name,
-                    "description": t.description,
-                    "parameters": t.parameters["properties"],
-                    "required": list(t.parameters["required"]),
-                }
-                for t in inst.tools
-            ],
             "plan": inst.plan_text,
             "fun_call": [c.model_dump() for c in inst.fun_call],
             "tags": inst.tags,
             "error_types": [e.value for e in inst.error_types],
             "error_reason": inst.error_reason,
-            "rounds_executed": start.rounds_executed,
-            "calls_executed": start.calls_executed,
-            "rounds_counting": "tool-call waves + 1 response round (upstream round_gt)",
-            "rounds_include_response": True,
         },
     )
 
@@ -514,7 +514,8 @@ def _stats(*, path: str | Path, progress: Any = None) -> dict[str, Any]:
             "mean_round_gt": round(sum(g) / len(g), 2) if g else None,
             "mean_funcall_times_gt": round(sum(c) / len(c), 2) if c else None,
             "mean_rounds_executed": round(
-                sum(t.metadata.get("rounds_executed", 0) for t in ts) / len(ts), 2
+                sum(t.replan_point.rounds_executed if t.replan_point else 0 for t in ts) / len(ts),
+                2,
             ),
         }
     return out

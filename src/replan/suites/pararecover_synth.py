@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from replan.core.plan import ROOT, Plan, PlanNode, iter_references
-from replan.core.task import Task
+from replan.core.task import ReplanPoint, Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call
@@ -729,9 +729,10 @@ def _to_task(
         valid_paths=[[n.tool or "" for n in gold.call_nodes]],
         optimal_rounds=gold.depth + 1,
         min_calls=len(gold.call_nodes),
+        rounds_include_response=True,  # G counts tool-call waves + 1 response round
+        replan_point=ReplanPoint(rounds_executed=k),
         checker=base.checker,
         metadata={
-            "base_id": f"{SUITE}-{level_tag}-{number:04d}",
             "source_task": base.base_id,
             "plan": plan.to_pararecover(),
             "fun_call": fun_call,
@@ -739,13 +740,10 @@ def _to_task(
             "error_rounds": err_rounds,
             "error_nodes": [i.node for i in injections],
             "error_details": [i.detail for i in injections],
-            "rounds_executed": k,
-            "rounds_include_response": True,
             "bindings": {n: history.results[n] for r in history.rounds for n in r},
             # the world after the history: where a replan's continuation runs
             "state_after_history": history.state.to_dict(),
             "executed_ok": {n: history.ok[n] for r in history.rounds for n in r},
-            "rounds_counting": "tool-call waves + 1 response round (as upstream round_gt)",
         },
     )
 
@@ -771,7 +769,8 @@ def synth_stats(tasks: Sequence[Task]) -> dict[str, Any]:
             if ts
             else 0,
             "mean_rounds_executed": round(
-                sum(t.metadata["rounds_executed"] for t in ts) / len(ts), 2
+                sum(t.replan_point.rounds_executed if t.replan_point else 0 for t in ts) / len(ts),
+                2,
             )
             if ts
             else 0,

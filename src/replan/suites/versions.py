@@ -91,7 +91,7 @@ def custom_identity(name: str, tasks: Sequence[Task]) -> dict[str, str]:
 
 
 def identity_label(ident: Mapping[str, Any]) -> str:
-    """``toolmaze v1 (39455121)``: name, version and short digest, for headers and messages."""
+    """``toolmaze v2 (aa36ad3d)``: name, version and short digest, for headers and messages."""
     return f"{ident.get('name')} v{ident.get('version')} ({str(ident.get('digest', ''))[:8]})"
 
 

@@ -18,7 +18,8 @@ Items and how each is decided:
   exist, acyclic, root and response present. 1 or 0.
 - **E5** (script): S·min(1, G/T) with G = ``Task.optimal_rounds`` (for an episode scored without
   its task, ``round_gt`` in its metadata), T = rounds already executed in
-  the instance (``rounds_executed`` in the episode's or task's metadata, default 0) + the
+  the instance (``rounds_executed`` in the episode's metadata, else ``Task.replan_point``,
+  default 0; +1 when ``Task.rounds_include_response``) + the
   episode's rounds, S = success. A replan that fails S5, a run that hits a budget or ends any way
   other than ``answered``, or an unsuccessful run scores **0** (the upstream code is
   inconsistent; we are not). A replan that *gives up* (its response says the task cannot be
@@ -57,7 +58,8 @@ never a replanner output, and :func:`replan.evaluators.score_records` leaves suc
 every process metric while counting them as failed runs in Pass@1); **tool-use efficiency** = S·min(1, gt calls / actual calls),
 gt = ``Task.min_calls`` (c*; an episode scored without its task may carry it as
 ``funcall_times_gt`` in its metadata), actual = calls already
-executed in the instance (``calls_executed`` metadata, default 0) + the episode's calls.
+executed in the instance (``calls_executed`` in the episode's metadata, else
+``Task.replan_point``, default 0) + the episode's calls.
 
 Judge calibration (:func:`calibrate`, :func:`load_labels`): EMA and MAE per item against human
 labels, with the human and model means (the shape of ParaRecover's Table 5); the ``overall`` row

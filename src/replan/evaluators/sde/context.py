@@ -84,16 +84,15 @@ def select_replan(episode: Episode) -> int | None:
 
 
 def task_tools(task: Task | None, episode: Episode | None = None) -> dict[str, ToolSpec]:
-    """Tool specs for a task: corpus tools it names, plus a ParaRecover ``tool_list`` carried in
-    ``task.metadata`` (``tool_list``). Without a task: corpus tools the episode uses."""
+    """Tool specs for a task: corpus tools it names, plus the ParaRecover ``tool_list`` it carries
+    (``task.tool_specs``). Without a task: corpus tools the episode uses."""
 
     corpus = load_corpus()
     out: dict[str, ToolSpec] = {}
     if task is not None:
         out.update({t: corpus.tools[t] for t in task.tools if t in corpus.tools})
-        tl = task.metadata.get("tool_list")
-        if tl:
-            out.update({t.name: t for t in ToolSpec.from_pararecover(tl)})
+        if task.tool_specs:
+            out.update({t.name: t for t in ToolSpec.from_pararecover(task.tool_specs)})
     elif episode is not None:
         names = {s.call.tool for s in episode.steps}
         for pv in episode.plans:

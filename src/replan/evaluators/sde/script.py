@@ -9,10 +9,13 @@ from replan.core.task import Task
 from replan.core.trace import EndReason, Episode
 
 
-def _meta(episode: Episode, task: Task | None, key: str) -> Any:
+def _executed(episode: Episode, task: Task | None, key: str) -> int:
+    """Rounds or calls (``key``: ``rounds_executed`` / ``calls_executed``) run before the agent
+    took over: the replan-point run's episode metadata, else the task's replan point, else 0."""
     if key in episode.metadata:
-        return episode.metadata[key]
-    return task.metadata.get(key) if task is not None else None
+        return int(episode.metadata[key] or 0)
+    point = task.replan_point if task is not None else None
+    return int(getattr(point, key) or 0) if point is not None else 0
 
 
 def _ground_truth(episode: Episode, task: Task | None, field: str, key: str) -> Any:
@@ -20,6 +23,14 @@ def _ground_truth(episode: Episode, task: Task | None, field: str, key: str) -> 
     name (``round_gt`` / ``funcall_times_gt``) in the episode's metadata (``replan score``)."""
     value = getattr(task, field) if task is not None else None
     return episode.metadata.get(key) if value is None else value
+
+
+def _counts_response(episode: Episode, task: Task | None) -> bool:
+    """Whether G counts the response as a round: the task's field; for an episode scored
+    without its task, ``rounds_include_response`` in the episode's metadata."""
+    if "rounds_include_response" in episode.metadata:
+        return bool(episode.metadata["rounds_include_response"])
+    return task.rounds_include_response if task is not None else False
 
 
 def e5_score(
@@ -35,8 +46,8 @@ def e5_score(
         return 0.0, f"the run ended with {episode.end_reason.value}"
     if not success:
         return 0.0, "the run did not succeed"
-    t = int(_meta(episode, task, "rounds_executed") or 0) + episode.rounds
-    if _meta(episode, task, "rounds_include_response"):
+    t = _executed(episode, task, "rounds_executed") + episode.rounds
+    if _counts_response(episode, task):
         # ParaRecover's G (round_gt) counts the response as a round (a chain of six calls has 7):
         # count T the same way, so that a perfect run scores 1
         t += 1
@@ -51,7 +62,7 @@ def tool_use_efficiency(
     gt = _ground_truth(episode, task, "min_calls", "funcall_times_gt")
     if gt is None:
         return None, "no ground-truth call count for this task"
-    actual = int(_meta(episode, task, "calls_executed") or 0) + len(episode.steps)
+    actual = _executed(episode, task, "calls_executed") + len(episode.steps)
     if not success:
         return 0.0, "the run did not succeed"
     ratio = 1.0 if actual == 0 else min(1.0, int(gt) / actual)

@@ -27,9 +27,10 @@ Generation follows ToolMaze §3.3, with deterministic code where the paper uses 
 Each base task is crossed with the modes: the victim is chosen on s* (C1: a tool with
 downstream calls; C2–C4: the group, the first of whose tools the agent calls becomes the victim;
 C4: one branch's group). Under P2/P4 a C1 task has no path left and success means graceful
-termination. ``Task.metadata`` carries the paths (tools + plan), the victim tools, the implicit
+termination. ``Task.faults`` carries the victim tools, the implicit
 corruption per possible victim and ``min_calls_after_fault`` (c* for Recovery Cost, computed by
-:mod:`replan.env.recovery_cost`).
+:mod:`replan.env.recovery_cost`); ``Task.metadata`` keeps the suite's own notes: the paths (tools
++ plan, for :func:`path_plans`), domains, the victim node, the literals and the sentinel salt.
 
 The package follows these seams: :mod:`.levels` (levels, sizes, limits), :mod:`.index` (the corpus
 as the generator sees it), :mod:`.assembly` (units bound by kind and the plan builder),

@@ -15,6 +15,7 @@ from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, re
 from replan.core.task import (
     MODES,
     Checker,
+    FaultSetup,
     PerturbationProfile,
     Task,
     mode_flags,
@@ -880,15 +881,13 @@ class Generator:
         star_plan = base.runs[0].plan
         star_victim = star_plan.node(base.victim_node).tool or ""
         meta: dict[str, Any] = {
-            "base_id": base.base_id,
             "domain": base.domain,
             "domains": sorted({self.ix.tools[t].spec.domain for t in base.tools}),
             "paths": base.paths,
-            "victim_tools": base.victim_tools if group else [],
             "victim_node": base.victim_node,
             "literals": base.literals,
-            "rounds_counting": "tool-call waves (no response round)",
         }
+        faults = FaultSetup(victim_tools=base.victim_tools if group else [])
         profile = None
         checker = base.checker
         if mode != "NP":
@@ -907,7 +906,7 @@ class Generator:
                 )
             else:
                 implicit = self._implicit_specs(base, mode)
-                meta["implicit"] = {t: s.to_dict() for t, s in implicit.items()}
+                faults.implicit = {t: s.to_dict() for t, s in implicit.items()}
                 spec = implicit[star_victim]
                 profile = PerturbationProfile(
                     mode=mode,  # type: ignore[arg-type]
@@ -924,8 +923,8 @@ class Generator:
             }
             # c* for an agent that meets the fault where s* does; per possible victim below,
             # and ``min_calls_after_fault(task, victim, executed)`` for any other history
-            meta["min_calls_after_fault"] = by_victim[star_victim]
-            meta["min_calls_after_fault_by_victim"] = by_victim
+            faults.min_calls_after_fault = by_victim[star_victim]
+            faults.min_calls_after_fault_by_victim = by_victim
             meta["sentinel_salt"] = salt
             if permanent and base.level == "C1":
                 g = star_plan.graph()
@@ -937,6 +936,7 @@ class Generator:
         return Task(
             task_id=f"{base.base_id}-{mode}",
             suite=SUITE,
+            base_id=base.base_id,
             query=base.query,
             tools=list(base.tools),
             level=base.level,
@@ -947,6 +947,7 @@ class Generator:
             optimal_rounds=base.paths[0]["rounds"],
             min_calls=base.paths[0]["calls"],
             perturbation=profile,
+            faults=faults,
             checker=checker,
             metadata=meta,
         )
