@@ -406,3 +406,36 @@ def test_recovery_without_task_uses_the_steps() -> None:
     assert r.mode == "P1" and r.recovered and r.c_rec is None
     extra = Step(index=9, call=Call(tool="search_flights", args={}))
     assert recovery_record(ep.model_copy(update={"steps": [extra]})).exposed is False
+
+
+def test_infrastructure_failures_count_in_their_own_cell_and_tsr_stays_the_macro() -> None:
+    """By hand: C1/P1 has 3 runs, 1 a success (1/3); C2/P1 has 1 success and 1 run that failed
+    for the infrastructure (1/2). TSR, the macro over cells, = (1/3 + 1/2) / 2 = 5/12; pooled it
+    would read 2/5, and leaving the failure out 2/3. RC and PRR do not see the failure."""
+    from replan.evaluators.perturbation import RecoveryRecord, summarize_toolmaze
+    from replan.evaluators.perturbation import _summarize as family_summary
+
+    def rec(level: str, success: bool, exposed: bool = False, **kw) -> RecoveryRecord:
+        return RecoveryRecord("P1", level, success, exposed, **kw)
+
+    ran = [
+        rec("C1", True, exposed=True, recovered=True, c=4, c_star=2, c_rec=0.5),
+        rec("C1", False),
+        rec("C1", False),
+        rec("C2", True),
+    ]
+    crashed = rec("C2", False, exposed=True, recovered=False, c=1, c_star=3, c_rec=1.0)
+    out = family_summary(ran, n_boot=200, failures=1, failed=[crashed])
+    assert out["toolmaze.tsr"]["value"] == pytest.approx(5 / 12)
+    assert out["toolmaze.tsr"]["failures"] == 1
+    alone = summarize_toolmaze(ran, n_boot=200)
+    # RC: per cell the mean of pert·C_rec: C1 (0.5 + 0 + 0)/3, C2 0/1 -> (1/6 + 0)/2 = 1/12
+    assert out["toolmaze.rc"]["value"] == pytest.approx(1 / 12) == alone["toolmaze.rc"]["value"]
+    assert out["toolmaze.prr"]["value"] == alone["toolmaze.prr"]["value"] == 1.0
+    assert out["toolmaze.not_exposed"] == alone["toolmaze.not_exposed"]
+    cell = out["tables"]["toolmaze.by_level_mode"]["C2/P1"]
+    assert cell["runs"] == 2 and cell["tsr"]["value"] == 0.5 and cell["not_exposed"] == 1
+    # only a count, no records: the cells are unknown, so TSR is pooled and says so
+    pooled = family_summary(ran, n_boot=200, failures=1)
+    assert pooled["toolmaze.tsr"]["value"] == pytest.approx(2 / 5)
+    assert "pooled" in pooled["toolmaze.tsr"]["average"]

@@ -62,7 +62,8 @@ def test_summary_table_has_every_design_with_intervals(report: tuple[Path, str, 
     # invalid call succeeded; P1: 1 of 2 exposed runs recovered (one C x P cell, so the mean
     # over the P1-P4 cells is that cell's rate, with a bootstrap interval).
     assert react["runs"] == "5"
-    assert react["TSR"] == f"0.80 {_ci(4, 5)}"
+    # TSR: the mean over the C x P cells, as ToolMaze averages it: (3/3 NP + 1/2 P1) / 2
+    assert react["TSR"].startswith("0.75 [")
     assert react["TER"] == f"0.67 {_ci(2, 3)} NP runs only"
     assert react["RR"] == f"1.00 {_ci(1, 1)} eligible n = 1"
     assert react["PRR"].startswith("0.50 [") and react["PRR"].endswith("exposed n = 2")
@@ -77,10 +78,10 @@ def test_summary_table_has_every_design_with_intervals(report: tuple[Path, str, 
     assert "E5" not in react and "tool-use eff." not in react
     assert react["failures"] == "0"
     # dual_loop: the model error is counted apart, left out of the process metrics, and counts
-    # as a failed run in the success rate (4 of 5)
+    # as a failed run in its own cell's success rate: (2/3 NP + 2/2 P1) / 2 = 5/6
     assert dual["runs"] == "4"
     assert dual["failures"].startswith("1") and "model_error: 1" in dual["failures"]
-    assert dual["TSR"] == f"0.80 {_ci(4, 5)}"
+    assert dual["TSR"].startswith("0.83 [")
     assert dual["TER"] == f"1.00 {_ci(2, 2)} NP runs only"
     assert dual["RR"] == "– eligible n = 0"
 

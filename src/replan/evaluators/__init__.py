@@ -294,9 +294,17 @@ def score_records(
         sources[s.prefix.source] += 1
     out["verdict_sources"] = dict(sources)
     tables: dict[str, Any] = {}
+    failed_scores = [s for s in every if is_failure(s.episode)]
     for m in metrics():  # each family counts failures in its success rates itself
+        extra: dict[str, Any] = {}
+        if m.failed_records:
+            extra["failed"] = [s.by_metric[m.name] for s in failed_scores if m.name in s.by_metric]
         agg = m.summarize(
-            [s.by_metric[m.name] for s in scores], seed=seed, n_boot=n_boot, failures=len(failed)
+            [s.by_metric[m.name] for s in scores],
+            seed=seed,
+            n_boot=n_boot,
+            failures=len(failed),
+            **extra,
         )
         tables.update(agg.pop("tables", None) or {})
         out.update(agg)

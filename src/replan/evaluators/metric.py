@@ -110,6 +110,9 @@ class Metric:
     attribute: str = ""
     order: int = 100
     paired: tuple[Paired, ...] = ()
+    #: ``summarize`` also receives ``failed=``: the records of the runs that failed for the
+    #: infrastructure (to count each as a failed run where it belongs, e.g. in its cell)
+    failed_records: bool = False
 
 
 #: every metric family, built-in (``replan.evaluators``' modules) and plugged in
@@ -128,6 +131,7 @@ def metric(
     attribute: str = "",
     order: int = 100,
     paired: Sequence[Paired] = (),
+    failed_records: bool = False,
 ) -> Callable[[Callable[[EpisodeContext], Any]], Callable[[EpisodeContext], Any]]:
     """Register the decorated record function as metric family ``name`` (see :class:`Metric`)."""
 
@@ -146,6 +150,7 @@ def metric(
                 attribute or name,
                 order,
                 tuple(paired),
+                failed_records,
             ),
             module=record.__module__,
         )

@@ -90,13 +90,32 @@ class RecoveryRecord:
     c_star: int | None = None
     c_rec: float | None = None  # None when not exposed or c* unknown
     reason: str = ""
+    #: the run failed for the infrastructure (model error, crash, timeout): a failed run in
+    #: its cell's TSR, left out of PRR, RC and exposure
+    infra_failure: bool = False
 
     @property
     def rc_term(self) -> float | None:
-        """pert·C_rec: 0 for an unexposed run, ``None`` when exposed with c* unknown."""
+        """pert·C_rec: 0 for an unexposed run, ``None`` when exposed with c* unknown (and for
+        an infrastructure failure, which RC leaves out)."""
+        if self.infra_failure:
+            return None
         if not self.exposed:
             return 0.0
         return self.c_rec
+
+
+def as_infra_failure(record: RecoveryRecord) -> RecoveryRecord:
+    """The record of a run that failed for the infrastructure: in its C × P cell, not a
+    success, not exposed (whatever it reached before failing)."""
+    return RecoveryRecord(
+        record.mode,
+        record.level,
+        success=False,
+        exposed=False,
+        reason="infrastructure failure",
+        infra_failure=True,
+    )
 
 
 def c_rec(c: int, c_star: int, success: bool) -> float:
@@ -433,8 +452,9 @@ def _rows(records: Sequence[RecoveryRecord]) -> np.ndarray:
 def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -> dict[str, Any]:
     """TSR, PRR, RC (with intervals) pooled over one set of runs (one C × P cell)."""
     n = len(records)
-    exposed = [r for r in records if r.exposed]
-    terms = [r.rc_term for r in records]
+    ran = [r for r in records if not r.infra_failure]  # what PRR, RC and exposure read
+    exposed = [r for r in ran if r.exposed]
+    terms = [r.rc_term for r in ran]
     defined = [t for t in terms if t is not None]
     prr = wilson(sum(1 for r in exposed if r.recovered), len(exposed)).to_dict()
     prr["exposed"] = len(exposed)
@@ -445,8 +465,8 @@ def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -
         "tsr": wilson(sum(1 for r in records if r.success), n).to_dict(),
         "prr": prr,
         "rc": rc,
-        "exposure": wilson(len(exposed), n).to_dict(),
-        "not_exposed": n - len(exposed),
+        "exposure": wilson(len(exposed), len(ran)).to_dict(),
+        "not_exposed": len(ran) - len(exposed),
     }
 
 
@@ -512,7 +532,7 @@ class _MacroCells:
         if metric == "prr":
             out["exposed"] = sum(r.exposed for r in recs)
         if metric == "rc":
-            out["rc_unknown"] = sum(1 for r in recs if r.rc_term is None)
+            out["rc_unknown"] = sum(1 for r in recs if r.rc_term is None and not r.infra_failure)
         out["cells"] = len(cells)
         return out
 
@@ -520,14 +540,15 @@ class _MacroCells:
         """A per-mode or per-level row: macro TSR/PRR/RC over ``cells``, plus the pooled cell
         (the labelled variant that ignores the stratification)."""
         recs = [r for c in cells if c in self.records for r in self.records[c]]
+        ran = sum(not r.infra_failure for r in recs)
         exposed = sum(r.exposed for r in recs)
         return {
             "runs": len(recs),
             "tsr": self.estimate(cells, "tsr"),
             "prr": self.estimate(cells, "prr"),
             "rc": self.estimate(cells, "rc"),
-            "exposure": wilson(exposed, len(recs)).to_dict(),
-            "not_exposed": len(recs) - exposed,
+            "exposure": wilson(exposed, ran).to_dict(),
+            "not_exposed": ran - exposed,
             "cells": sorted(c for c in cells if c in self.records),
             "average": "macro over the C × P cells listed",
             "pooled": _cell(recs, f"{key}.pooled", seed, n_boot),
@@ -535,7 +556,11 @@ class _MacroCells:
 
 
 def summarize_toolmaze(
-    records: Sequence[RecoveryRecord], *, seed: int = 0, n_boot: int = N_BOOT
+    records: Sequence[RecoveryRecord],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    failed: Sequence[RecoveryRecord] = (),
 ) -> dict[str, Any]:
     """Per-mode TSR/PRR/RC (keys ``toolmaze.tsr.P1`` ...), overall TSR/PRR/RC, Avg, and tables.
 
@@ -546,10 +571,13 @@ def summarize_toolmaze(
     cells (Table 2's PRR and RC "Avg" columns). Runs without a level form one level ("-").
     The same numbers pooled over runs stay in ``tables`` under ``pooled`` (a labelled variant).
     ``tables`` holds the rows by mode, by level and by ``level/mode`` cell.
+
+    ``failed``: the records of runs that failed for the infrastructure; each counts as a failed
+    run in its own cell's TSR (so TSR stays the macro over cells) and nowhere else.
     """
     out: dict[str, Any] = {}
     by_cell: dict[str, list[RecoveryRecord]] = {}
-    for r in records:
+    for r in [*records, *(as_infra_failure(f) for f in failed)]:
         by_cell.setdefault(f"{r.level or '-'}/{r.mode}", []).append(r)
     order = {m: i for i, m in enumerate(MODES)}
     modes = sorted({k.rsplit("/", 1)[1] for k in by_cell}, key=lambda m: (order.get(m, 99), m))
@@ -576,7 +604,11 @@ def summarize_toolmaze(
         out["toolmaze.rc"] = cells.estimate(perturbed, "rc")
         out["toolmaze.avg"] = cells.estimate(every, "avg")
     out["toolmaze.not_exposed"] = {
-        "value": sum(1 for r in records if r.mode in PERTURBED_MODES and not r.exposed),
+        "value": sum(
+            1
+            for r in records
+            if r.mode in PERTURBED_MODES and not r.exposed and not r.infra_failure
+        ),
         "n": sum(1 for r in records if r.mode in PERTURBED_MODES),
     }
     out["tables"] = {
@@ -592,14 +624,26 @@ def summarize_toolmaze(
 # ---------------------------------------------------------------------------------------------
 # the metric family as the registry sees it
 def _summarize(
-    records: Sequence[RecoveryRecord], *, seed: int = 0, n_boot: int = N_BOOT, failures: int = 0
+    records: Sequence[RecoveryRecord],
+    *,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    failures: int = 0,
+    failed: Sequence[RecoveryRecord] = (),
 ) -> dict[str, Any]:
-    """:func:`summarize_toolmaze`; with infrastructure failures, ``toolmaze.tsr`` counts them
-    as failed runs (a run that failed for the infrastructure did not succeed)."""
-    out = summarize_toolmaze(records, seed=seed, n_boot=n_boot)
-    if failures:
+    """:func:`summarize_toolmaze`; infrastructure failures count as failed runs in their own
+    cells' TSR (``failed``: their records), so ``toolmaze.tsr`` stays the macro over cells.
+    Given only a count (``failures``) the cells are unknown: TSR is then pooled over every run
+    and says so (``average``)."""
+    out = summarize_toolmaze(records, seed=seed, n_boot=n_boot, failed=failed)
+    if failures and not failed:
         tsr = wilson(sum(bool(r.success) for r in records), len(records) + failures)
-        out["toolmaze.tsr"] = tsr.to_dict() | {"failures": failures}
+        out["toolmaze.tsr"] = tsr.to_dict() | {
+            "failures": failures,
+            "average": "pooled over runs (the failed runs' cells are unknown)",
+        }
+    elif failures:
+        out["toolmaze.tsr"]["failures"] = failures
     return out
 
 
@@ -624,6 +668,7 @@ def _not_exposed(u: Any) -> Any:
         ),
     ),
     summarize=_summarize,
+    failed_records=True,
     load=lambda data: RecoveryRecord(**data),
     keys={
         "toolmaze.success": "task success (the task's checker)",
@@ -641,11 +686,9 @@ def _not_exposed(u: Any) -> Any:
     columns=(
         Column(
             "TSR",
-            # every run's success, infrastructure failures counted as failed runs
-            lambda u: wilson(
-                sum(bool(s.recovery.success) for s in u.scores), len(u.scores) + u.failures
-            ).to_dict(),
-            "task success rate",
+            # the macro over the C × P cells, infrastructure failures failed runs in their cells
+            lambda u: u.aggregate.get("toolmaze.tsr"),
+            "task success rate, mean over the C × P cells",
         ),
         # seed 002 Table 2's PRR / RC "Avg" columns: macro over the P1–P4 C × P cells
         Column(

@@ -30,8 +30,10 @@ def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
     out = []
     if any(r.get("PRR") for r in rows):
         out.append(
-            "PRR, RC, Avg: ToolMaze (seed 002 §3.5, §4.2), each C × P cell first, then the mean "
-            "over the P1–P4 cells (Avg: (TSR + PRR + 1 − RC) / 3 over the cells)."
+            "TSR, PRR, RC, Avg: ToolMaze (seed 002 §3.5, §4.2), each C × P cell first, then the "
+            "mean over the cells: every cell for TSR (a run that failed for the infrastructure "
+            "counts as failed in its cell), the P1–P4 cells for PRR and RC (Avg: (TSR + PRR + 1 "
+            "− RC) / 3 over the cells)."
         )
     if any(r.get("prefix_scope") == "NP" for r in rows):
         out.append(
