@@ -373,7 +373,7 @@ def scoring_code_stamp() -> list[Any]:
 
 
 def run_header(cfg: RunConfig | None, outcome: Any) -> str:
-    """``suite toolmaze v1 (39455121) · model simulated:competent · experiment 1a2b… · 240
+    """``suite toolmaze v2 (aa36ad3d) · model simulated:competent · experiment 1a2b… · 240
     episodes``: the suite with its version and short digest, when the run recorded them."""
     from replan.suites.versions import identity_label
 

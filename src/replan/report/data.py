@@ -518,7 +518,7 @@ def stored_suites(out_dir: str | Path) -> list[dict[str, str]]:
 
 
 def suites_line(suites: Sequence[Mapping[str, Any]]) -> str:
-    """``suite toolmaze v1 (39455121)`` for a report's header (each suite when several)."""
+    """``suite toolmaze v2 (aa36ad3d)`` for a report's header (each suite when several)."""
     if not suites:
         return "suite version not recorded"
     return ("suite " if len(suites) == 1 else "suites ") + ", ".join(map(identity_label, suites))
