@@ -24,7 +24,7 @@ from pathlib import Path
 
 from replan.api import run
 from replan.models.profiles import CONTEXT_KNOBS, spec_with_overrides
-from replan.runner.core import DEFAULT_DESIGNS
+from replan.runner.experiment import DEFAULT_DESIGNS
 
 BASE = "simulated:competent"
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC")

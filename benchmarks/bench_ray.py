@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from replan.runner.core import LocalBackend, RunConfig, arun
+from replan.runner.experiment import LocalBackend, RunConfig, arun
 
 
 def main() -> None:

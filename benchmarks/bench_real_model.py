@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from replan.report.summary import summarize
-from replan.runner.core import DEFAULT_DESIGNS, RunConfig, arun
+from replan.runner.experiment import DEFAULT_DESIGNS, RunConfig, arun
 from replan.runner.store import ResultsStore
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")

@@ -26,7 +26,7 @@ from replan.env.perturb import injector_for
 from replan.graphs import run_episode
 from replan.models import make_model
 from replan.nodes.prompts import executor_messages
-from replan.runner.core import LocalBackend, RunConfig, arun
+from replan.runner.experiment import LocalBackend, RunConfig, arun
 from replan.suites import load_suite
 
 

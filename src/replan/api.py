@@ -14,7 +14,7 @@ from typing import Any
 from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.report.summary import summarize
-from replan.runner.core import (
+from replan.runner.experiment import (
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
     DEFAULT_SUITE,

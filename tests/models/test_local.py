@@ -145,7 +145,7 @@ def test_smollm2_compares_the_designs_with_usable_plans_and_calls(tmp_path) -> N
         pytest.skip(why)
     import asyncio
 
-    from replan.runner.core import DEFAULT_DESIGNS, RunConfig, arun
+    from replan.runner.experiment import DEFAULT_DESIGNS, RunConfig, arun
     from replan.runner.store import ResultsStore
     from replan.suites.toolmaze import generate
 

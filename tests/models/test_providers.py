@@ -279,7 +279,7 @@ def test_an_episode_over_its_deadline_ends_with_timeout(serve, tmp_path) -> None
     import time
 
     from replan.core.task import Task
-    from replan.runner.core import Job, RunConfig, run_job
+    from replan.runner.experiment import Job, RunConfig, run_job
 
     stub = serve(lambda i: HANG)
     cfg = RunConfig(base_url=stub.base_url, episode_timeout_s=1.0, model_timeout_s=60)

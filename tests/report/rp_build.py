@@ -197,7 +197,7 @@ def save(
 ) -> Path:
     """A results store in ``out`` holding ``episodes`` (with given or computed feedback)."""
     from replan.evaluators import scoring_stamp
-    from replan.runner.core import score_rows
+    from replan.runner.experiment import score_rows
 
     tmap = {t.task_id: t for t in tasks}
     with ResultsStore(out) as store:

@@ -9,7 +9,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from replan.runner.core import (  # noqa: E402
+from replan.runner.experiment import (  # noqa: E402
     LocalBackend,
     RunConfig,
     arun,

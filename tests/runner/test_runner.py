@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from replan.core.trace import EndReason
-from replan.runner.core import RunConfig
+from replan.runner.experiment import RunConfig
 from replan.runner.store import ResultsStore
 from replan.suites import suite_versions
 

@@ -436,7 +436,7 @@ def test_a_key_inside_the_base_url_is_never_recorded(tmp_path):
 
 
 def test_the_experiment_id_ignores_url_credentials_and_the_environment(monkeypatch):
-    from replan.runner.core import RunConfig
+    from replan.runner.experiment import RunConfig
 
     def eid(url: str) -> str:
         return RunConfig(base_url=url).experiment_id()

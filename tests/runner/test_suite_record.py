@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replan.cli import app
-from replan.runner.core import RunConfig, arun
+from replan.runner.experiment import RunConfig, arun
 from replan.runner.store import SUITE_RECORD, ResultsStore, SuiteMismatch
 from replan.suites import versions as sv
 
@@ -90,20 +90,23 @@ def test_an_experiment_stored_without_a_record_gets_one(tmp_path: Path) -> None:
 
 
 def test_resuming_after_the_suite_changed_is_refused(tmp_path: Path, monkeypatch) -> None:
-    """Same command, same experiment id, but the package now pins toolmaze v2: the stored
-    selection is not reused and the new version does not mix into the old results."""
+    """Same command, same experiment id, but the package now pins the next toolmaze version:
+    the stored selection is not reused and the new version does not mix into the old results."""
     out = tmp_path / "r"
     _run(out)
+    pins = sv.suite_versions()
+    now = pins["toolmaze"]["version"]
+    nxt = str(int(now) + 1)
     data = tmp_path / "data"
     data.mkdir()
-    shutil.copy(sv.frozen_path("toolmaze"), data / "toolmaze-v2.jsonl.gz")
-    pins = sv.suite_versions()
-    pins["toolmaze"] = {**pins["toolmaze"], "version": "2", "digest": "1111222233334444"}
+    shutil.copy(sv.frozen_path("toolmaze"), data / f"toolmaze-v{nxt}.jsonl.gz")
+    pins["toolmaze"] = {**pins["toolmaze"], "version": nxt, "digest": "1111222233334444"}
     vfile = tmp_path / "versions.json"
     vfile.write_text(json.dumps(pins))
     monkeypatch.setattr(sv, "VERSIONS_FILE", vfile)
     monkeypatch.setattr(sv, "DATA_DIR", data)
-    with pytest.raises(SuiteMismatch, match=r"version 1 .*version 2 \(digest 1111222233334444\)"):
+    pattern = rf"version {now} .*version {nxt} \(digest 1111222233334444\)"
+    with pytest.raises(SuiteMismatch, match=pattern):
         _run(out)
 
 

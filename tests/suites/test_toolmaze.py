@@ -357,7 +357,7 @@ def test_an_answer_with_the_injected_value_is_never_a_success():
 
 
 def test_limit_keeps_every_level_and_mode_cell():
-    from replan.runner.core import RunConfig, select_tasks, suite_options
+    from replan.runner.experiment import RunConfig, select_tasks, suite_options
 
     cfg = RunConfig(suite="toolmaze", limit=40)
     opts = suite_options(cfg)

@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from replan.runner.core import (
+from replan.runner.experiment import (
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
     DEFAULT_SUITE,
@@ -108,7 +108,7 @@ def run_command(
         elif agents is not None:
             designs = _csv([agents])
         else:  # the suite's own choice
-            from replan.runner.core import default_designs
+            from replan.runner.experiment import default_designs
 
             check_suite(suite, suite_path)
             designs = default_designs(suite)
@@ -215,7 +215,7 @@ def execute(
     retry_failed: bool = True,
 ) -> Any:
     """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal."""
-    from replan.runner.core import LocalBackend, arun
+    from replan.runner.experiment import LocalBackend, arun
 
     opts = {"rerun": rerun, "retry_failed": retry_failed}
 

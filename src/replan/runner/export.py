@@ -56,7 +56,7 @@ SCALE = 15.0  # ParaRecover's scale: the 15 SDE items (replan.evaluators.sde.ITE
 # -- the replanner request ---------------------------------------------------------------------
 def hint_of(episode: Episode) -> bool:
     """Whether the model label says the run used the failure-aware prompt (``<spec>+hint``,
-    :func:`replan.runner.core.model_with_prompt`). The export also reads the experiment's
+    :func:`replan.runner.experiment.model_with_prompt`). The export also reads the experiment's
     ``prompt`` setting from the store."""
     return episode.model.rsplit("+", 1)[-1] == "hint" if "+" in episode.model else False
 

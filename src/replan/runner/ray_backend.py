@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
-from replan.runner.core import Job, OnDone, RunConfig, failed_episode, run_job
+from replan.runner.experiment import Job, OnDone, RunConfig, failed_episode, run_job
 
 
 def _ray() -> Any:

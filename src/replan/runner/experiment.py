@@ -147,11 +147,11 @@ def default_designs(suite: str) -> list[str]:
 
 
 def __getattr__(name: str) -> Any:
-    """``DEFAULT_DESIGNS``: the default suite's designs (kept for ``from replan.runner.core
+    """``DEFAULT_DESIGNS``: the default suite's designs (kept for ``from replan.runner.experiment
     import DEFAULT_DESIGNS``; the suite's ``default_designs`` field is the one definition)."""
     if name == "DEFAULT_DESIGNS":
         return tuple(default_designs(DEFAULT_SUITE))
-    raise AttributeError(f"module 'replan.runner.core' has no attribute {name!r}")
+    raise AttributeError(f"module 'replan.runner.experiment' has no attribute {name!r}")
 
 
 def filter_parts(cfg: RunConfig) -> tuple[list[str], list[str]]:
