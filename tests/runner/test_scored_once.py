@@ -81,3 +81,26 @@ def test_missing_or_older_scores_are_scored_once_and_stored(
     assert summarize(out) == expected  # the same numbers, from the records stored just now
     _cli("report", str(out))
     assert not replays
+
+
+@pytest.mark.filterwarnings("ignore:'upload_runs' parameter is in beta")
+def test_langsmith_upload_reads_the_stored_records(tmp_path: Path, replays: Counter) -> None:
+    """``--langsmith`` hands LangSmith's evaluators the records stored with each episode: the
+    upload (offline here: upload_results=False, a client on a port nothing listens on) scores
+    nothing again, and its feedback is what the store holds."""
+    import socket
+
+    from langsmith import Client
+
+    from replan.runner.langsmith import log_to_langsmith
+
+    out = tmp_path / "r"
+    _cli("run", "--out", str(out), *SMALL)
+    before = dict(replays)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = Client(api_url=f"http://127.0.0.1:{port}", api_key="test", auto_batch_tracing=False)
+    msg = log_to_langsmith(out, client=client, upload_results=False)
+    assert msg.startswith("--langsmith: logged 2 experiment(s)"), msg
+    assert dict(replays) == before  # nothing was replayed to be scored

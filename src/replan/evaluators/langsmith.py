@@ -41,7 +41,7 @@ from typing import Any
 
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.evaluators import score_one, score_records
+from replan.evaluators import EpisodeScore, score_one, score_records
 from replan.evaluators.metric import METRICS, Metric, metrics
 from replan.evaluators.sde import SDEJudge, sde_feedback
 from replan.evaluators.stats import N_BOOT, Feedback
@@ -80,7 +80,17 @@ def _results(feedback: Sequence[Feedback]) -> dict[str, list[dict[str, Any]]]:
 
 
 def _scored(inputs: Any, outputs: Any, reference_outputs: Any, judge: Any = None) -> Any:
-    return score_one(episode_of(outputs), task_of(inputs, reference_outputs), judge=judge)
+    """The run's score: rebuilt from the records a target hands over (``outputs["records"]``,
+    what the results store holds for the episode, so an upload scores nothing again), else
+    scored here."""
+    episode, task = episode_of(outputs), task_of(inputs, reference_outputs)
+    records = outputs.get("records") if isinstance(outputs, Mapping) else None
+    if judge is None and isinstance(records, Mapping):
+        try:
+            return EpisodeScore.from_records(episode, task, records)
+        except (KeyError, TypeError, ValueError):
+            pass  # records of other families (another replan, a plugin): score the run
+    return score_one(episode, task, judge=judge)
 
 
 def run_evaluator(m: Metric) -> Callable[[dict, dict, dict], dict[str, list[dict[str, Any]]]]:
@@ -136,10 +146,7 @@ def _summary_result(key: str, est: Mapping[str, Any]) -> dict[str, Any] | None:
 def _aggregate(
     inputs: Sequence[dict], outputs: Sequence[dict], reference_outputs: Sequence[dict]
 ) -> dict[str, Any]:
-    scores = [
-        score_one(episode_of(o), task_of(i, r))
-        for i, o, r in zip(inputs, outputs, reference_outputs, strict=True)
-    ]
+    scores = [_scored(i, o, r) for i, o, r in zip(inputs, outputs, reference_outputs, strict=True)]
     return score_records(scores, n_boot=N_BOOT)
 
 

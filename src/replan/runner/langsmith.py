@@ -17,12 +17,13 @@ import hashlib
 import logging
 import os
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from replan.core.redact import redact
+from replan.evaluators import scoring_stamp
 from replan.runner.store import ResultsStore, StoreError, WriterLock
 
 #: what one upload is given: the run's name, its episodes by (task id, seed), the dataset
@@ -70,18 +71,25 @@ def evaluate_upload(
     out_dir: Path,
     *,
     upload_results: bool = True,
+    records: Mapping[str, Any] | None = None,
 ) -> None:
-    """One LangSmith experiment for one design × model: the stored episodes, scored."""
+    """One LangSmith experiment for one design × model: the stored episodes with the records
+    they were scored to at storage (``records`` by episode id), so nothing is scored again."""
     from langsmith import evaluate
 
     from replan.evaluators.langsmith import evaluators, summary_evaluators
 
+    stored = records or {}
+
     def target(inputs: dict[str, Any]) -> dict[str, Any]:
         ep = eps.get((inputs["task_id"], int(inputs["seed"])))
-        return {
+        out: dict[str, Any] = {
             "episode": ep.model_dump(mode="json") if ep else None,
             "answer": ep.final_answer if ep else None,
         }
+        if ep is not None and ep.episode_id in stored:
+            out["records"] = stored[ep.episode_id]
+        return out
 
     evaluate(
         target,
@@ -126,6 +134,11 @@ def log_to_langsmith(
         with ResultsStore(out_dir) as store:
             episodes = store.episodes()
             tasks = store.tasks()
+            records = {  # what each episode was scored to, where the scoring code is current
+                ep.episode_id: recs
+                for ep, _, recs in store.scored_episodes(scoring_stamp())
+                if recs is not None
+            }
             if client is None:
                 from langsmith import Client
 
@@ -170,7 +183,14 @@ def log_to_langsmith(
                     upload(design, model, eps, data, client, out_dir)
                 else:
                     evaluate_upload(
-                        design, model, eps, data, client, out_dir, upload_results=upload_results
+                        design,
+                        model,
+                        eps,
+                        data,
+                        client,
+                        out_dir,
+                        upload_results=upload_results,
+                        records=records,
                     )
                 if upload_results:
                     with WriterLock(out_dir), ResultsStore(out_dir) as store:
