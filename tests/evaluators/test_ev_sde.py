@@ -413,3 +413,27 @@ def test_bad_label_lines_are_named(tmp_path: Path) -> None:
     g.write_text("id,item,score\na,S9,1\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"labels.csv:2: unknown item 'S9'"):
         load_labels(g)
+
+
+def test_e5_columns_follow_where_runs_start_not_the_suite_name() -> None:
+    """E5 and tool-use efficiency are ParaRecover's (recovery from a replan point): a unit shows
+    them when some run started at a replan point, whatever its suite is called."""
+    from types import SimpleNamespace
+
+    from replan.core.task import ReplanPoint
+    from replan.evaluators.metric import METRICS, OMIT
+
+    e5 = next(c for c in METRICS.get("sde").columns if c.label == "E5")
+
+    def unit(*runs: tuple[str, object, dict]) -> SimpleNamespace:
+        scores = [
+            SimpleNamespace(task=task, episode=SimpleNamespace(suite=suite, metadata=meta))
+            for suite, task, meta in runs
+        ]
+        return SimpleNamespace(scores=scores, aggregate={"sde.E5": {"value": 0.5}})
+
+    fresh = SimpleNamespace(replan_point=None)
+    mid = SimpleNamespace(replan_point=ReplanPoint(rounds_executed=2))
+    assert e5.value(unit(("my-suite", fresh, {}))) is OMIT
+    assert e5.value(unit(("my-suite", mid, {}))) == {"value": 0.5}
+    assert e5.value(unit(("toolmaze", None, {"rounds_executed": 1}))) == {"value": 0.5}

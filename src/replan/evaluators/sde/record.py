@@ -272,11 +272,21 @@ def _load(data: dict[str, Any]) -> SDERecord:
     return SDERecord(**data, judge=None if judge is None else JudgeResult(**judge))
 
 
-def _not_on_toolmaze(key: str) -> Any:
-    """A ParaRecover figure, left out for units of ToolMaze runs only (ToolMaze defines it not)."""
+def _from_replan_point(s: Any) -> bool:
+    """Whether a scored run started mid-run at the replanner (its task has a replan point, or
+    the replan-point graph recorded the rounds it found executed)."""
+    task = getattr(s, "task", None)
+    return (task is not None and task.replan_point is not None) or (
+        "rounds_executed" in s.episode.metadata
+    )
+
+
+def _replan_point_only(key: str) -> Any:
+    """A ParaRecover figure (recovery from a replan point), left out for a unit none of whose
+    runs started at one -- by what the runs are, not by the suite's name."""
 
     def value(u: Any) -> Any:
-        if all(s.episode.suite == "toolmaze" for s in u.scores):
+        if not any(_from_replan_point(s) for s in u.scores):
             return OMIT
         return u.aggregate.get(key)
 
@@ -310,14 +320,14 @@ def _not_on_toolmaze(key: str) -> Any:
     columns=(
         Column(
             "E5",
-            _not_on_toolmaze("sde.E5"),
+            _replan_point_only("sde.E5"),
             "ParaRecover E5 (round efficiency)",
             optional=True,
             note=n_note,
         ),
         Column(
             "tool-use eff.",
-            _not_on_toolmaze("sde.tool_use_efficiency"),
+            _replan_point_only("sde.tool_use_efficiency"),
             "tool-use efficiency, replan's own formula S·min(1, gt/actual calls)",
             optional=True,
         ),
