@@ -283,7 +283,8 @@ def score_records(
     """
     every = list(scores)
     scores = [s for s in every if not is_failure(s.episode)]
-    failed = [s.episode.end_reason.value for s in every if is_failure(s.episode)]
+    failed_scores = [s for s in every if is_failure(s.episode)]
+    failed = [s.episode.end_reason.value for s in failed_scores]
     out: dict[str, Any] = {
         "episodes": len(every),
         "failures": len(failed),
@@ -294,7 +295,6 @@ def score_records(
         sources[s.prefix.source] += 1
     out["verdict_sources"] = dict(sources)
     tables: dict[str, Any] = {}
-    failed_scores = [s for s in every if is_failure(s.episode)]
     for m in metrics():  # each family counts failures in its success rates itself
         extra: dict[str, Any] = {}
         if m.failed_records:

@@ -132,13 +132,8 @@ def log_to_langsmith(
         )
     try:
         with ResultsStore(out_dir) as store:
-            episodes = store.episodes()
+            scored = store.scored_episodes(scoring_stamp())
             tasks = store.tasks()
-            records = {  # what each episode was scored to, where the scoring code is current
-                ep.episode_id: recs
-                for ep, _, recs in store.scored_episodes(scoring_stamp())
-                if recs is not None
-            }
             if client is None:
                 from langsmith import Client
 
@@ -151,6 +146,9 @@ def log_to_langsmith(
         return f"--langsmith: nothing was sent: {exc}"
     except Exception as exc:  # a LangSmith client problem is one line
         return f"--langsmith: nothing was sent ({_short(exc)}); {retry}"
+    episodes = [ep for ep, _, _ in scored]
+    # what each episode was scored to at storage, where the scoring code is current
+    records = {ep.episode_id: recs for ep, _, recs in scored if recs is not None}
     by_run: dict[tuple[str, str], dict[tuple[str, int], Any]] = defaultdict(dict)
     for e in episodes:
         by_run[(e.design, e.model)][(e.task_id, e.seed)] = e

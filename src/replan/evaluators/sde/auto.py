@@ -57,28 +57,25 @@ def _world_before(ctx: ReplanContext) -> Any:
     return world.__class__(world.tools, rp.final_state, seed=world.seed)
 
 
-def auto_s2(findings: list[Any] | None) -> tuple[float | None, str]:
+def _grade(findings: list[Any] | None, codes: Any, clean: str) -> tuple[float | None, str]:
+    """0 for an error among the findings with ``codes``, 0.5 for a warning, else 1 (``clean``)."""
     if findings is None:
         return None, "no parsed plan or no tool specs"
-    fs = [f for f in findings if f.code in S2_CODES]
-    if any(f.severity == "error" for f in fs):
-        f = next(f for f in fs if f.severity == "error")
+    fs = [f for f in findings if f.code in codes]
+    f = next((f for f in fs if f.severity == "error"), None)
+    if f is not None:
         return 0.0, f"{f.code.value} at node {f.node}: {f.message}"
     if fs:
         return 0.5, f"{fs[0].code.value} at node {fs[0].node}: {fs[0].message}"
-    return 1.0, "no dependency finding on pending nodes"
+    return 1.0, clean
+
+
+def auto_s2(findings: list[Any] | None) -> tuple[float | None, str]:
+    return _grade(findings, S2_CODES, "no dependency finding on pending nodes")
 
 
 def auto_s3(findings: list[Any] | None) -> tuple[float | None, str]:
-    if findings is None:
-        return None, "no parsed plan or no tool specs"
-    fs = [f for f in findings if f.code in S3_CODES]
-    if any(f.severity == "error" for f in fs):
-        f = next(f for f in fs if f.severity == "error")
-        return 0.0, f"{f.code.value} at node {f.node}: {f.message}"
-    if fs:
-        return 0.5, f"{fs[0].code.value} at node {fs[0].node}: {fs[0].message}"
-    return 1.0, "tool names, parameter names and values fit the schemas"
+    return _grade(findings, S3_CODES, "tool names, parameter names and values fit the schemas")
 
 
 def _same_call(node: PlanNode, step: Step) -> bool:

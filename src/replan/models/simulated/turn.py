@@ -423,18 +423,7 @@ class _Turn:
             return None
         failed = set(failed_tools) | {node.tool or ""}
         ids = [n.id for n in nodes]
-        need: list[str] = []
-        for n in nodes:
-            if n.id == nid or n.status == "done":
-                continue
-            for ref in iter_references(n.args, ids):
-                if ref.node != nid:
-                    continue
-                k = (spec.output_field_schema(list(ref.path)) or {}).get("x-kind")
-                if k and k not in need:
-                    need.append(str(k))
-        if not need:
-            need = [k for _, k in output_kinds(spec.returns)][:1]
+        need = self._read_kinds(nodes, nid, spec) or [k for _, k in output_kinds(spec.returns)][:1]
         if not need:
             return None
         # a tool the plan already uses for another step is not an alternative for this one
