@@ -13,22 +13,48 @@ from replan.core.trace import EndReason
 from replan.env import task_world
 from replan.env.replay import replay
 from replan.graphs import DESIGNS, run_episode
-from replan.models.local import PLAN_SCHEMA, LocalChatModel, _forced_tool, _turn_schema
+from replan.models import local
+from replan.models.local import (
+    PLAN_SCHEMA,
+    LocalChatModel,
+    _forced_tool,
+    _turn_schema,
+    llama_probe,
+    smollm2_path,
+)
 from replan.nodes.config import AgentConfig
 
 from .conftest import quote_task
 
 
-def _local_ready() -> str | None:
+def _local_ready(*, model: bool = True) -> str | None:
+    """Why the local model can't run here (None when it can). llama.cpp is tried in a child
+    process first: a build for another processor dies with SIGILL, which would otherwise end
+    the whole test session. A build that is installed but crashes is a failure, not a skip."""
     if importlib.util.find_spec("llama_cpp") is None:
         return "llama-cpp-python is not installed (pip install 'replan[local]')"
     try:
-        from replan.models.local import smollm2_path
-
-        smollm2_path()
+        path = str(smollm2_path()) if model else None
     except Exception as exc:
         return str(exc)
+    why = llama_probe(path)
+    if why:
+        pytest.fail(why)
     return None
+
+
+def test_a_llama_build_that_dies_on_this_processor_is_one_line_not_a_dead_process(
+    monkeypatch,
+) -> None:
+    """The probe's child dies of SIGILL as a build for another CPU does; the parent lives and
+    says how to rebuild; an ordinary failure gives its last line."""
+    monkeypatch.setattr(local, "_PROBE", "import os, signal; os.kill(os.getpid(), signal.SIGILL)")
+    why = local.llama_probe.__wrapped__("model.gguf")
+    assert "SIGILL" in why and "GGML_NATIVE=OFF" in why and "\n" not in why
+    monkeypatch.setattr(local, "_PROBE", "raise ValueError('Failed to load model from file')")
+    assert local.llama_probe.__wrapped__() == (
+        "llama.cpp failed: ValueError: Failed to load model from file"
+    )
 
 
 def test_turns_are_rendered_and_constrained_without_running_a_model() -> None:
@@ -107,8 +133,9 @@ def test_smollm2_runs_every_design_and_the_episodes_are_honest() -> None:
 
 
 def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (pip install 'replan[local]')")
+    why = _local_ready(model=False)
+    if why:
+        pytest.skip(why)
     from llama_cpp import LlamaGrammar
 
     from replan.models.local import plan_grammar

@@ -27,9 +27,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -182,6 +186,49 @@ def llama_available() -> bool:
     return importlib.util.find_spec("llama_cpp") is not None
 
 
+#: how to rebuild llama-cpp-python for any x86-64 processor with AVX2 (no native-only code)
+PORTABLE_REBUILD = (
+    "CMAKE_ARGS='-DGGML_NATIVE=OFF' pip install --no-cache-dir --no-binary llama-cpp-python "
+    "--force-reinstall --no-deps llama-cpp-python"
+)
+
+_PROBE = """
+import sys
+import llama_cpp
+if len(sys.argv) > 1:
+    llm = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=64, n_threads=1, verbose=False)
+    llm.create_completion("Hi", max_tokens=1)
+"""
+
+
+@functools.cache
+def llama_probe(model_path: str | None = None, timeout_s: float = 300.0) -> str | None:
+    """Import llama.cpp (and, given a path, load that model and decode one token) in a child
+    process: ``None`` when it works, else one line saying why.
+
+    Why a child: a llama.cpp build made for another processor dies with SIGILL ("Illegal
+    instruction") at its first vector instruction, which no ``try`` catches: in-process it
+    would take the whole run (or the whole test session) down with nothing stored.
+    """
+    argv = [sys.executable, "-c", _PROBE, *([model_path] if model_path else [])]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return f"llama.cpp did not load {model_path or 'itself'} within {timeout_s:.0f} s"
+    if proc.returncode == 0:
+        return None
+    if proc.returncode < 0:
+        sig = signal.Signals(-proc.returncode).name
+        if sig == "SIGILL":
+            return (
+                "llama-cpp-python was built for another processor and dies on this one "
+                f"(SIGILL, illegal instruction); rebuild it portably: {PORTABLE_REBUILD}"
+            )
+        return f"llama-cpp-python crashed ({sig}) loading {model_path or 'itself'}"
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+    return "llama.cpp failed: " + (lines[-1] if lines else f"exit code {proc.returncode}")
+
+
 _LOADED: dict[tuple[str, int, int, int], Any] = {}
 _LOCKS: dict[tuple[str, int, int, int], threading.Lock] = {}
 _LOAD_LOCK = threading.Lock()
@@ -209,6 +256,9 @@ def _llama(path: str, n_ctx: int, n_threads: int, seed: int) -> tuple[Any, threa
                     "llama-cpp-python is not installed: run `pip install 'replan[local]'` "
                     "(it builds llama.cpp from source, a few minutes)"
                 ) from exc
+            why = llama_probe(path)
+            if why:
+                raise LocalModelUnavailable(why)
             _LOADED[key] = llama_cpp.Llama(
                 model_path=path, n_ctx=n_ctx, n_threads=n_threads, seed=seed, verbose=False
             )
@@ -506,6 +556,9 @@ def check_local(rest: str, *, spec: str, base_url: str | None = None) -> None:
             "llama-cpp-python is not installed; run `pip install 'replan[local]'` (it builds "
             "llama.cpp, a few minutes)"
         )
+    why = llama_probe(str(smollm2_path()) if rest in ("", "smollm2") else rest)
+    if why:
+        raise ValueError(why)
 
 
 @model_kind("local", example="local:smollm2", check=check_local)
