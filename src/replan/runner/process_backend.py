@@ -1,0 +1,247 @@
+"""Run episodes in local worker processes: ``replan run --workers N`` (0: one per core).
+
+With the simulated model an episode is pure Python, so one process is bound by one core; this
+backend spreads batches of jobs over ``N`` long-lived worker processes (forkserver, else spawn:
+no fork of a threaded driver). As with :class:`~replan.runner.ray_backend.RayBackend`, workers
+only run jobs and send each finished Episode back as JSON; the driver alone scores and writes
+the store (``on_done``), so resume and the kill-and-resume guarantee are the local ones.
+
+A worker that dies (a crash, the OOM killer) costs only the episodes it had not yet sent: they
+run again in a fresh worker, and after ``max_retries`` deaths they are stored as crashed. A worker
+that sends nothing for longer than the episode deadline (plus a grace) is killed and its
+unsent episodes are stored as timeouts, so the run never hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import multiprocessing as mp
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from replan.core.trace import EndReason, Episode
+from replan.runner.experiment import Job, OnDone, RunConfig, failed_episode, run_job
+
+#: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
+HANG_GRACE_S = 60.0
+#: the most jobs per batch: small batches balance the workers and keep messages small
+MAX_BATCH = 32
+#: environment variables the workers take from the driver (test fault injection)
+_PASSED_ENV = ("REPLAN_CHAOS_KILL_KEY", "REPLAN_CHAOS_MARKER")
+
+
+def cpu_workers() -> int:
+    """The cores this process may use (its CPU affinity where the platform says)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _context() -> Any:
+    """forkserver where the platform has it (a fork of a clean server process), else spawn."""
+    methods = mp.get_all_start_methods()
+    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+# -- worker side -------------------------------------------------------------------------------
+def _worker_main(conn: Connection, cfg: RunConfig, env: dict[str, str]) -> None:
+    """A worker's life: take ``(batch_id, jobs)`` messages, answer ``("ep", batch_id, index,
+    json)`` per finished episode and ``("done", batch_id)`` per batch, until ``None`` or EOF."""
+    from replan.runner.ray_backend import _chaos_hook
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's; it ends the workers
+    os.environ.update(env)
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):  # the driver is gone
+            return
+        if msg is None:
+            return
+        batch_id, jobs = msg
+        _chaos_hook(jobs)
+        asyncio.run(_run_batch(conn, batch_id, jobs, cfg))
+        conn.send(("done", batch_id))
+
+
+async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig) -> None:
+    sem = asyncio.Semaphore(max(1, cfg.concurrency))
+
+    async def one(index: int, job: Job) -> None:
+        async with sem:
+            ep = await run_job(job, cfg)
+        conn.send(("ep", batch_id, index, ep.to_json()))
+
+    await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs)))
+
+
+# -- driver side -------------------------------------------------------------------------------
+@dataclass
+class _Batch:
+    jobs: list[Job]
+    deaths: int = 0
+    sent: set[int] = field(default_factory=set)  # indexes whose episode arrived
+    #: the indexes of the jobs last handed to a worker (its message ``index`` maps through this)
+    given: list[int] = field(default_factory=list)
+
+    def left(self) -> list[Job]:
+        return [j for i, j in enumerate(self.jobs) if i not in self.sent]
+
+
+class _Worker:
+    """One worker process, its pipe and the batch it runs."""
+
+    def __init__(self, ctx: Any, cfg: RunConfig, env: dict[str, str]):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker_main, args=(child, cfg, env), daemon=True)
+        self.proc.start()
+        child.close()
+        self.batch: _Batch | None = None
+        self.batch_id = -1
+        self.heard = 0.0  # loop time of the last message (or of the batch's start)
+
+    def give(self, batch_id: int, batch: _Batch, now: float) -> None:
+        self.batch, self.batch_id, self.heard = batch, batch_id, now
+        batch.given = [i for i in range(len(batch.jobs)) if i not in batch.sent]
+        self.conn.send((batch_id, [batch.jobs[i] for i in batch.given]))
+
+    def messages(self) -> list[tuple[Any, ...]]:
+        """Every message waiting in the pipe (also after the worker died)."""
+        out = []
+        with contextlib.suppress(EOFError, OSError):
+            while self.conn.poll():
+                out.append(self.conn.recv())
+        return out
+
+    def stop(self, *, hard: bool = False) -> None:
+        if not hard and self.proc.is_alive():
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+            self.proc.join(timeout=2)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout=2)
+        self.conn.close()
+
+
+class ProcessBackend:
+    """Batches of jobs on ``workers`` local processes; results written by the driver."""
+
+    def __init__(
+        self,
+        workers: int = 0,
+        *,
+        batch_size: int | None = None,
+        max_retries: int = 2,
+    ):
+        self.workers = workers if workers > 0 else cpu_workers()
+        self.batch_size = batch_size
+        self.max_retries = max_retries
+
+    def _batches(self, jobs: Sequence[Job]) -> list[_Batch]:
+        # about four batches per worker, at most MAX_BATCH jobs: balanced, small messages
+        size = self.batch_size or min(MAX_BATCH, max(1, math.ceil(len(jobs) / (self.workers * 4))))
+        return [_Batch(list(jobs[i : i + size])) for i in range(0, len(jobs), size)]
+
+    async def run(
+        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
+    ) -> None:
+        """Run ``jobs`` on the workers; ``on_done`` is called here, in the driver's loop."""
+        if agent is not None:
+            raise ValueError(
+                "worker processes need an importable agent factory (module:function), "
+                "not a live object; run with one worker"
+            )
+        if not jobs:
+            return
+        loop = asyncio.get_running_loop()
+        queue = deque(enumerate(self._batches(jobs)))
+        ctx = _context()
+        env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+        silent_s = (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
+        workers = [_Worker(ctx, cfg, env) for _ in range(min(self.workers, len(queue)))]
+        try:
+            while True:
+                for w in workers:
+                    if w.batch is None and queue:
+                        batch_id, batch = queue.popleft()
+                        w.give(batch_id, batch, loop.time())
+                busy = [w for w in workers if w.batch is not None]
+                if not busy:
+                    return
+                waits = [w.conn for w in busy] + [w.proc.sentinel for w in busy]
+                await asyncio.to_thread(wait, waits, 1.0)
+                now = loop.time()
+                for i, w in enumerate(workers):
+                    if w.batch is None:
+                        continue
+                    self._take(w, w.messages(), on_done, now)
+                    if w.batch is None:
+                        continue
+                    if not w.proc.is_alive():
+                        self._take(w, w.messages(), on_done, now)  # what it sent before dying
+                        self._lost(w, queue, on_done, "the worker process died")
+                        workers[i] = _Worker(ctx, cfg, env)
+                    elif now - w.heard > silent_s:
+                        self._hung(w, on_done, silent_s)
+                        w.stop(hard=True)
+                        workers[i] = _Worker(ctx, cfg, env)
+        finally:
+            for w in workers:
+                w.stop(hard=w.batch is not None)
+
+    @staticmethod
+    def _take(w: _Worker, msgs: list[tuple[Any, ...]], on_done: OnDone, now: float) -> None:
+        """Hand each arrived episode of ``w``'s batch to ``on_done``; free ``w`` at its end."""
+        for msg in msgs:
+            if w.batch is None or msg[1] != w.batch_id:
+                continue
+            w.heard = now
+            if msg[0] == "ep":
+                index = w.batch.given[msg[2]]
+                w.batch.sent.add(index)
+                on_done(w.batch.jobs[index], Episode.from_json(msg[3]))
+            elif msg[0] == "done":
+                w.batch = None
+
+    def _lost(self, w: _Worker, queue: deque, on_done: OnDone, why: str) -> None:
+        """``w`` died with its batch unfinished: run the rest again, or record it as crashed."""
+        batch, w.batch = w.batch, None
+        assert batch is not None
+        batch.deaths += 1
+        if batch.deaths <= self.max_retries:
+            queue.appendleft((w.batch_id, batch))
+            return
+        for job in batch.left():
+            on_done(
+                job,
+                failed_episode(
+                    job,
+                    EndReason.CRASHED,
+                    f"task {job.task.task_id}, design {job.design}: {why} "
+                    f"{batch.deaths} times while running this episode's batch",
+                ),
+            )
+
+    @staticmethod
+    def _hung(w: _Worker, on_done: OnDone, silent_s: float) -> None:
+        batch, w.batch = w.batch, None
+        assert batch is not None
+        for job in batch.left():
+            on_done(
+                job,
+                failed_episode(
+                    job,
+                    EndReason.TIMEOUT,
+                    f"task {job.task.task_id}, design {job.design}: its worker process sent "
+                    f"nothing for {silent_s:g} s; killed",
+                ),
+            )

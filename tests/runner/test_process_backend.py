@@ -1,0 +1,86 @@
+"""Worker processes (``replan run --workers N``) store exactly the single-process episodes and
+scores; a worker dying mid-batch loses nothing, and one that never answers cannot hang the run."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from replan.runner import process_backend
+from replan.runner.experiment import LocalBackend, RunConfig, arun, select_tasks, suite_options
+from replan.runner.process_backend import ProcessBackend
+from replan.runner.store import ResultsStore
+from replan.suites import load_suite
+
+pytestmark = pytest.mark.slow
+
+CFG = RunConfig(agents=["react", "replanner_loop"], limit=6, concurrency=2)
+
+
+def _snapshot(out):
+    with ResultsStore(out) as s:
+        return s.snapshot()
+
+
+def _outcomes(out):
+    """What a run decided per episode: the end, the success and the tool calls made."""
+    with ResultsStore(out) as s:
+        return {
+            e.episode_id: (e.end_reason, e.success, [st.call.tool for st in e.steps])
+            for e in s.episodes()
+        }
+
+
+def test_workers_equal_one_process(tmp_path):
+    asyncio.run(arun(CFG, tmp_path / "local", backend=LocalBackend(2)))
+    asyncio.run(arun(CFG, tmp_path / "proc", backend=ProcessBackend(2, batch_size=3)))
+    assert _snapshot(tmp_path / "proc") == _snapshot(tmp_path / "local")
+    assert _outcomes(tmp_path / "proc") == _outcomes(tmp_path / "local")
+    assert len(_snapshot(tmp_path / "proc")["episodes"]) == 12
+
+
+def _chaos(tmp_path, monkeypatch) -> object:
+    marker = tmp_path / "killed-once"
+    chosen = select_tasks(load_suite(CFG.suite, **suite_options(CFG)), CFG)
+    perturbed = next(t for t in chosen if t.mode != "NP")
+    monkeypatch.setenv("REPLAN_CHAOS_KILL_KEY", f"{perturbed.task_id}|react|{CFG.models[0]}|0")
+    monkeypatch.setenv("REPLAN_CHAOS_MARKER", str(marker))
+    return marker
+
+
+def test_worker_death_is_retried(tmp_path, monkeypatch):
+    marker = _chaos(tmp_path, monkeypatch)
+    asyncio.run(arun(CFG, tmp_path / "proc", backend=ProcessBackend(2, batch_size=2)))
+    assert marker.exists(), "the chaos hook never fired"
+    asyncio.run(arun(CFG, tmp_path / "local", backend=LocalBackend(2)))
+    assert _snapshot(tmp_path / "proc") == _snapshot(tmp_path / "local")
+
+
+def test_worker_death_past_retries_is_stored_then_resumed(tmp_path, monkeypatch):
+    marker = _chaos(tmp_path, monkeypatch)
+    backend = ProcessBackend(2, batch_size=2, max_retries=0)
+    out = asyncio.run(arun(CFG, tmp_path / "proc", backend=backend))
+    assert marker.exists()
+    assert out.failures == 2  # the dead worker's batch, stored as crashed, never dropped
+    with ResultsStore(tmp_path / "proc") as s:
+        assert len(s.failed_keys()) == 2 and len(s.done_keys()) == 12
+    again = asyncio.run(arun(CFG, tmp_path / "proc", backend=backend))  # resume retries them
+    assert (again.ran, again.failures) == (2, 0)
+    asyncio.run(arun(CFG, tmp_path / "local", backend=LocalBackend(2)))
+    assert _snapshot(tmp_path / "proc") == _snapshot(tmp_path / "local")
+
+
+def test_silent_worker_is_killed_not_waited_for(tmp_path, monkeypatch):
+    monkeypatch.setattr(process_backend, "HANG_GRACE_S", 0.0)
+    cfg = replace(CFG, limit=2, agents=["react"], episode_timeout_s=1e-3)
+    out = asyncio.run(arun(cfg, tmp_path / "proc", backend=ProcessBackend(1)))
+    assert out.failures == out.ran == 2  # each recorded as a timeout, by the worker or the driver
+    with ResultsStore(tmp_path / "proc") as s:
+        assert {e.end_reason.value for e in s.episodes()} == {"timeout"}
+
+
+def test_live_agent_object_is_refused():
+    with pytest.raises(ValueError, match="importable agent factory"):
+        asyncio.run(ProcessBackend(2).run([object()], CFG, agent=lambda *a: None, on_done=print))
