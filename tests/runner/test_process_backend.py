@@ -84,3 +84,18 @@ def test_silent_worker_is_killed_not_waited_for(tmp_path, monkeypatch):
 def test_live_agent_object_is_refused():
     with pytest.raises(ValueError, match="importable agent factory"):
         asyncio.run(ProcessBackend(2).run([object()], CFG, agent=lambda *a: None, on_done=print))
+
+
+def test_cli_workers(tmp_path):
+    from typer.testing import CliRunner
+
+    from replan.cli import app
+
+    out = tmp_path / "r"
+    args = ["run", "--agents", "react", "--limit", "2", "--out", str(out), "--json"]
+    res = CliRunner().invoke(app, [*args, "--workers", "2"])
+    assert res.exit_code == 0, res.output
+    with ResultsStore(out) as s:
+        assert len(s.done_keys()) == 2
+    res = CliRunner().invoke(app, [*args, "--workers", "2", "--backend", "ray"])
+    assert res.exit_code == 2 and "--workers 2 is for --backend local" in res.output

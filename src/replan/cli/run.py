@@ -54,6 +54,12 @@ def run_command(
         3, help="tasks per level x mode cell in the default toolmaze subset (without --limit)"
     ),
     concurrency: int = typer.Option(4, min=1, help="episodes in flight"),
+    workers: int = typer.Option(
+        1,
+        min=0,
+        help="worker processes for --backend local, each with --concurrency episodes in "
+        "flight (0: one per core); 1 runs in this process",
+    ),
     backend: str = typer.Option("local", help="local | ray"),
     address: str = typer.Option(None, help="Ray address (with --backend ray)"),
     out: Path = typer.Option(Path("replan-results"), help="output directory (results store)"),
@@ -114,6 +120,11 @@ def run_command(
             designs = default_designs(suite)
         if prompt not in ("standard", "hint"):
             raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
+        if workers != 1 and backend != "local":
+            raise PreflightError(
+                f"--workers {workers} is for --backend local; Ray places the work itself "
+                "(drop --workers)"
+            )
         if profile:
             try:
                 check_profile(profile)
@@ -161,6 +172,7 @@ def run_command(
             out,
             backend=backend,
             address=address,
+            workers=workers,
             progress_console=err,
             rerun=not resume,
             retry_failed=retry_failed,
@@ -210,17 +222,23 @@ def execute(
     *,
     backend: str = "local",
     address: str | None = None,
+    workers: int = 1,
     progress_console: Console | None = None,
     rerun: bool = False,
     retry_failed: bool = True,
 ) -> Any:
-    """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal."""
+    """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal;
+    ``workers`` other than 1 runs the local backend in that many processes (0: one per core)."""
     from replan.runner.experiment import LocalBackend, arun
 
     opts = {"rerun": rerun, "retry_failed": retry_failed}
 
     be: Any
-    if backend == "ray":
+    if backend == "local" and workers != 1:
+        from replan.runner.process_backend import ProcessBackend
+
+        be = ProcessBackend(workers)
+    elif backend == "ray":
         from replan.runner.ray_backend import RayBackend
 
         be = RayBackend(address=address, concurrency=cfg.concurrency)
