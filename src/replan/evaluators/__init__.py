@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -102,17 +103,29 @@ __all__ = [
     "wilson",
 ]
 
-_WORLDS: dict[str, World | None] = {}
+#: the most task worlds the scorer keeps (least recently used dropped): the whole ToolMaze suite
+#: (2,000 tasks, about 60 MB of worlds), so a run of every design over it, which meets a task
+#: again only after every other, builds each world once
+WORLD_CACHE_SIZE = 2048
+_WORLDS: OrderedDict[str, tuple[Task, World | None]] = OrderedDict()
+_WORLDS_LOCK = threading.Lock()
 
 
 def _world_for(task: Task) -> World | None:
-    """The task's world, cached by the task's content (replay never mutates it)."""
-    key = task.model_dump_json()
-    if key not in _WORLDS:
-        if len(_WORLDS) > 512:
-            _WORLDS.clear()
-        _WORLDS[key] = task_world_or_none(task)
-    return _WORLDS[key]
+    """The task's world (replay never mutates it), cached by task id; an entry counts only for
+    the same task (another task under that id gets its own world)."""
+    with _WORLDS_LOCK:
+        hit = _WORLDS.get(task.task_id)
+        if hit is not None and (hit[0] is task or hit[0] == task):
+            _WORLDS.move_to_end(task.task_id)
+            return hit[1]
+    world = task_world_or_none(task)
+    with _WORLDS_LOCK:
+        _WORLDS[task.task_id] = (task, world)
+        _WORLDS.move_to_end(task.task_id)
+        while len(_WORLDS) > WORLD_CACHE_SIZE:
+            _WORLDS.popitem(last=False)
+    return world
 
 
 def task_of(episode: Episode, tasks: Mapping[str, Task] | None) -> Task | None:
