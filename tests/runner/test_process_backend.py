@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from replan.evaluators import scoring_stamp
 from replan.runner import process_backend
 from replan.runner.experiment import LocalBackend, RunConfig, arun, select_tasks, suite_options
 from replan.runner.process_backend import ProcessBackend
@@ -25,11 +26,12 @@ def _snapshot(out):
 
 
 def _outcomes(out):
-    """What a run decided per episode: the end, the success and the tool calls made."""
+    """What a run decided per episode: the end, the success, the tool calls made, and the
+    stored per-run records (scored in the workers, or in the driver)."""
     with ResultsStore(out) as s:
         return {
-            e.episode_id: (e.end_reason, e.success, [st.call.tool for st in e.steps])
-            for e in s.episodes()
+            e.episode_id: (e.end_reason, e.success, [st.call.tool for st in e.steps], records)
+            for e, _, records in s.scored_episodes(scoring_stamp())
         }
 
 
@@ -37,7 +39,9 @@ def test_workers_equal_one_process(tmp_path):
     asyncio.run(arun(CFG, tmp_path / "local", backend=LocalBackend(2)))
     asyncio.run(arun(CFG, tmp_path / "proc", backend=ProcessBackend(2, batch_size=3)))
     assert _snapshot(tmp_path / "proc") == _snapshot(tmp_path / "local")
-    assert _outcomes(tmp_path / "proc") == _outcomes(tmp_path / "local")
+    outcomes = _outcomes(tmp_path / "proc")
+    assert outcomes == _outcomes(tmp_path / "local")
+    assert all(o[3] for o in outcomes.values())  # current records, scored once in the workers
     assert len(_snapshot(tmp_path / "proc")["episodes"]) == 12
 
 

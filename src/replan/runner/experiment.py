@@ -89,7 +89,15 @@ class Job:
         return episode_key(self.task.task_id, self.design, self.model, self.seed)
 
 
-OnDone = Callable[[Job, Episode], None]
+#: an episode's feedback rows and per-run records (:func:`score_rows`)
+Scored = tuple[list[FeedbackRow], dict[str, Any]]
+
+
+class OnDone(Protocol):
+    """``on_done(job, episode)``, or with the episode already scored where it ran (``scored``:
+    :func:`score_rows`' result, so that worker processes share the scoring)."""
+
+    def __call__(self, job: Job, episode: Episode, scored: Scored | None = None) -> None: ...
 
 
 class Backend(Protocol):
@@ -485,10 +493,10 @@ async def arun(
         if progress:
             progress(counts["done"], len(jobs), 0)
 
-        def on_done(job: Job, ep: Episode) -> None:
+        def on_done(job: Job, ep: Episode, scored: Scored | None = None) -> None:
             records = None
             try:
-                rows, records = score_rows(ep, job.task)
+                rows, records = scored or score_rows(ep, job.task)
             except Exception as exc:  # scoring must never lose the episode
                 rows = [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))]
             store.save_episode(

@@ -3,8 +3,9 @@
 With the simulated model an episode is pure Python, so one process is bound by one core; this
 backend spreads batches of jobs over ``N`` long-lived worker processes (forkserver, else spawn:
 no fork of a threaded driver). As with :class:`~replan.runner.ray_backend.RayBackend`, workers
-only run jobs and send each finished Episode back as JSON; the driver alone scores and writes
-the store (``on_done``), so resume and the kill-and-resume guarantee are the local ones.
+run jobs and send each finished Episode back as JSON, here with its scores (scoring is a fair
+share of an episode's CPU); the driver alone writes the store (``on_done``), so resume and the
+kill-and-resume guarantee are the local ones.
 
 A worker that dies (a crash, the OOM killer) costs only the episodes it had not yet sent: they
 run again in a fresh worker, and after ``max_retries`` deaths they are stored as crashed. A worker
@@ -27,7 +28,15 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
-from replan.runner.experiment import Job, OnDone, RunConfig, failed_episode, run_job
+from replan.runner.experiment import (
+    Job,
+    OnDone,
+    RunConfig,
+    Scored,
+    failed_episode,
+    run_job,
+    score_rows,
+)
 
 #: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
 HANG_GRACE_S = 60.0
@@ -78,9 +87,18 @@ async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunC
     async def one(index: int, job: Job) -> None:
         async with sem:
             ep = await run_job(job, cfg)
-        conn.send(("ep", batch_id, index, ep.to_json()))
+        conn.send(("ep", batch_id, index, ep.to_json(), _score(job, ep)))
 
     await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs)))
+
+
+def _score(job: Job, ep: Episode) -> Scored | None:
+    """The episode scored here, in the worker, so that the driver only stores it (``None``: the
+    scoring failed, and the driver scores it again and records the error)."""
+    try:
+        return score_rows(ep, job.task)
+    except Exception:
+        return None
 
 
 # -- driver side -------------------------------------------------------------------------------
@@ -208,7 +226,7 @@ class ProcessBackend:
             if msg[0] == "ep":
                 index = w.batch.given[msg[2]]
                 w.batch.sent.add(index)
-                on_done(w.batch.jobs[index], Episode.from_json(msg[3]))
+                on_done(w.batch.jobs[index], Episode.from_json(msg[3]), msg[4])
             elif msg[0] == "done":
                 w.batch = None
 
