@@ -1,0 +1,168 @@
+"""The whole ToolMaze suite × 4 designs (8,000 episodes) on the local backend, in worker processes.
+
+Measured in the same invocation, each phase in its own process (so each peak RSS is its own):
+
+1. the baseline: one process (``LocalBackend``, today's default) on a slice
+   (``--baseline-limit`` tasks × 4 designs), then ``--workers`` processes (0: one per core) on
+   the same slice, back to back: their ratio;
+2. the run: the workers on the whole suite, or on ``--limit`` tasks;
+3. the summary and the report of the slice's store and of the run's (what ``replan run`` does
+   after its episodes), to show their peak RSS against the number of episodes.
+
+Prints (as each phase ends) time, episodes/s, peak RSS of the driver and of the largest worker, the ratios, and
+the full suite's time extrapolated from the measured rate when ``--limit`` ran a part of it.
+
+    .venv/bin/python benchmarks/bench_full_suite.py [--limit 200] [--workers 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+FULL_TASKS = 2000
+DESIGNS = 4
+
+
+def _peak_self_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+def _watch_workers(stop: threading.Event, peak: dict[str, float]) -> None:
+    """Sample the RSS of every descendant process (the workers) until ``stop``."""
+    import psutil
+
+    me = psutil.Process()
+    while not stop.wait(0.2):
+        try:
+            kids = me.children(recursive=True)
+            rss = [k.memory_info().rss / 2**20 for k in kids if k.is_running()]
+        except psutil.Error:
+            continue
+        if rss:
+            peak["max"] = max(peak.get("max", 0.0), max(rss))
+            peak["sum"] = max(peak.get("sum", 0.0), sum(rss))
+
+
+def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> dict[str, Any]:
+    from replan.runner.experiment import LocalBackend, RunConfig, arun
+    from replan.runner.process_backend import ProcessBackend
+
+    cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency)
+    backend = LocalBackend(concurrency) if workers == 1 else ProcessBackend(workers)
+    stop, peak = threading.Event(), {}
+    watcher = threading.Thread(target=_watch_workers, args=(stop, peak), daemon=True)
+    watcher.start()
+    t0 = time.perf_counter()
+    outcome = asyncio.run(arun(cfg, out, backend=backend))
+    wall = time.perf_counter() - t0
+    stop.set()
+    watcher.join()
+    return {
+        "episodes": outcome.ran,
+        "failures": outcome.failures,
+        "wall_s": wall,
+        "rate": outcome.ran / wall,
+        "driver_mb": _peak_self_mb(),
+        "worker_mb": peak.get("max", 0.0),
+        "workers_sum_mb": peak.get("sum", 0.0),
+    }
+
+
+def phase_report(out: str) -> dict[str, Any]:
+    """What ``replan run`` does after the episodes: the summary, then the report."""
+    from replan.report import write_report
+    from replan.report.summary import summarize
+
+    base = _peak_self_mb()
+    t0 = time.perf_counter()
+    summarize(out)
+    write_report(out)
+    return {"wall_s": time.perf_counter() - t0, "peak_mb": _peak_self_mb(), "import_mb": base}
+
+
+def _phase(*args: str) -> dict[str, Any]:
+    res = subprocess.run(
+        [sys.executable, __file__, "--phase", *args], capture_output=True, text=True, check=False
+    )
+    if res.returncode != 0:
+        raise SystemExit(f"phase {args[0]} failed:\n{res.stderr[-3000:]}")
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--limit", type=int, default=None, help="tasks (default: all 2,000)")
+    ap.add_argument("--workers", type=int, default=0, help="worker processes (0: one per core)")
+    ap.add_argument("--baseline-limit", type=int, default=40, help="tasks, single process")
+    ap.add_argument("--concurrency", type=int, default=4)
+    ap.add_argument("--phase", nargs="+", help=argparse.SUPPRESS)
+    ns = ap.parse_args()
+    if ns.phase:
+        kind, *rest = ns.phase
+        if kind == "run":
+            out, limit, workers = rest[0], rest[1], int(rest[2])
+            lim = None if limit == "all" else int(limit)
+            print(json.dumps(phase_run(out, lim, workers, ns.concurrency)))
+        else:
+            print(json.dumps(phase_report(rest[0])))
+        return
+
+    def show(name: str, r: dict[str, Any]) -> None:
+        print(
+            f"{name}: {r['episodes']} episodes ({r['failures']} failed) in {r['wall_s']:.1f} s ="
+            f" {r['rate']:.1f} episodes/s; peak RSS driver {r['driver_mb']:.0f} MB, largest "
+            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB); load "
+            f"{os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
+
+    print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}", flush=True)
+    workers = str(ns.workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        small, same, big = (str(Path(tmp) / n) for n in ("one", "workers", "run"))
+        # the ratio: the same slice, one process then the workers, back to back
+        base = _phase("run", small, str(ns.baseline_limit), "1")
+        show(f"slice, 1 process ({ns.baseline_limit} tasks)", base)
+        multi = _phase("run", same, str(ns.baseline_limit), workers)
+        show(f"slice, --workers {ns.workers or 'auto'}", multi)
+        print(f"workers / 1 process throughput: {multi['rate'] / base['rate']:.2f}x", flush=True)
+        limit = "all" if ns.limit is None else str(ns.limit)
+        run = _phase("run", big, limit, workers)
+        show(f"run, --workers {ns.workers or 'auto'} ({limit} tasks)", run)
+        full = FULL_TASKS * DESIGNS
+        if run["episodes"] < full:
+            print(
+                f"whole suite ({full} episodes) at the run's rate: "
+                f"{full / run['rate'] / 60:.1f} min (extrapolated)",
+                flush=True,
+            )
+        else:
+            print(f"whole suite: {run['wall_s'] / 60:.1f} min (measured)", flush=True)
+        reps = [
+            (base["episodes"], _phase("report", small)),
+            (run["episodes"], _phase("report", big)),
+        ]
+    for n, r in reps:
+        print(
+            f"summary + report of {n} episodes: {r['wall_s']:.1f} s, peak RSS "
+            f"{r['peak_mb']:.0f} MB ({r['import_mb']:.0f} MB after imports)"
+        )
+    (n1, r1), (n2, r2) = reps
+    grow = (r2["peak_mb"] - r1["peak_mb"]) / max(1, n2 - n1)
+    print(f"report peak RSS growth: {grow * 1024:.1f} kB per episode")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
