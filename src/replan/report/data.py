@@ -91,24 +91,29 @@ def stored_scores(
     keys: Collection[str] | None = None,
     *,
     say: Callable[[str], None] = _stderr,
+    slim: bool = False,
 ) -> list[EpisodeScore]:
     """The score of every stored episode (or of ``keys``), in key order, from the records the
     runner stored: nothing is replayed. Episodes without current records (stored before records
     were, by other scoring code, or rewritten since) are scored once here and their feedback and
     records stored; ``say`` gets one line naming how many (a store that cannot be written
-    keeps its old rows and the line says so)."""
+    keeps its old rows and the line says so). ``slim`` keeps each episode without its steps
+    and plans (:func:`slim_episode`): what aggregates need, a fraction of the memory; the
+    store is read a page at a time."""
     stamp = scoring_stamp()
     out: list[EpisodeScore] = []
     rescored: list[tuple[str, str, list[FeedbackRow], dict[str, Any]]] = []
-    for ep, digest, records in store.scored_episodes(stamp, keys):
+    for ep, digest, records in store.iter_scored_episodes(stamp, keys):
         task = task_of(ep, tasks)
         if records is not None:
-            out.append(EpisodeScore.from_records(ep, task, records))
-            continue
-        s = score_one(ep, task)
-        rescored.append(
-            (key_of(ep), digest, [FeedbackRow.of(f) for f in s.feedback()], s.records())
-        )
+            s = EpisodeScore.from_records(ep, task, records)
+        else:
+            s = score_one(ep, task)
+            rescored.append(
+                (key_of(ep), digest, [FeedbackRow.of(f) for f in s.feedback()], s.records())
+            )
+        if slim:
+            s.episode = slim_episode(ep)
         out.append(s)
     if rescored:
         try:
@@ -121,6 +126,13 @@ def stored_scores(
             f"(stored before them, or by other code); scored them once and {kept}"
         )
     return out
+
+
+def slim_episode(ep: Episode) -> Episode:
+    """``ep`` without its trace (steps and plans, nearly all of its memory): what the stored
+    records are aggregated with. ``usage.tool_calls`` still counts the calls; the report reads
+    the full episodes it shows again from the store."""
+    return ep.model_copy(update={"steps": [], "plans": []})
 
 
 def _level_key(level: str) -> tuple:
@@ -474,6 +486,8 @@ class ReportData:
     scores: dict[str, EpisodeScore]
     errors: dict[str, dict[str, dict[str, Any]]]
     comparisons: list[dict[str, Any]]
+    #: the episodes are slim (:func:`slim_episode`): the drill-down reads the ones it shows
+    slim: bool = False
 
 
 def collect(
@@ -484,7 +498,7 @@ def collect(
     with open_store(out_dir) as store:
         experiments = store.experiments()
         tasks = store.tasks()
-        scored = stored_scores(store, tasks)
+        scored = stored_scores(store, tasks, slim=True)
     units, scores = build_units(scored, seed=seed, n_boot=n_boot)
     return ReportData(
         out_dir=Path(out_dir),
@@ -495,6 +509,7 @@ def collect(
         scores=scores,
         errors=first_error_table(units),
         comparisons=unit_comparisons(units, tasks, seed=seed, n_boot=n_boot, alpha=alpha),
+        slim=True,
     )
 
 

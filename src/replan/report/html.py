@@ -31,6 +31,7 @@ from replan.report.data import (
     cell_grid,
     fmt_p,
     key_of,
+    open_store,
     suite_ids,
     suites_line,
 )
@@ -410,13 +411,20 @@ def episodes_section(data: ReportData, max_episodes: int = MAX_EPISODES) -> str:
         by_task[ep.task_id].append(ep)
     show_model = len({e.model for e in data.episodes}) > 1
     shown = 0
-    blocks = []
+    chosen: list[tuple[str, list[Episode]]] = []
     for task_id in sorted(by_task):
         if shown >= max_episodes:
             break
         eps = sorted(by_task[task_id], key=lambda e: (e.design, e.model, e.seed))
         eps = eps[: max_episodes - shown]
         shown += len(eps)
+        chosen.append((task_id, eps))
+    if data.slim:  # the traces shown, read again from the store (the data holds none)
+        with open_store(data.out_dir) as store:
+            full = store.episodes_by_key(key_of(e) for _, eps in chosen for e in eps)
+        chosen = [(t, [full.get(key_of(e), e) for e in eps]) for t, eps in chosen]
+    blocks = []
+    for task_id, eps in chosen:
         task = data.tasks.get(task_id)
         where = "/".join(x for x in ((task.level if task else None), eps[0].mode) if x)
         scored = [data.scores.get(key_of(e)) for e in eps]

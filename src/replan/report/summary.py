@@ -64,7 +64,7 @@ def summarize(
     (a run's own selection; default: every episode in the store). The numbers come from the
     scores stored with the episodes (:func:`~replan.report.data.stored_scores`)."""
     with open_store(out_dir) as store:
-        scored = stored_scores(store, store.tasks(), keys)
+        scored = stored_scores(store, store.tasks(), keys, slim=True)
     units, _ = build_units(scored)
     return {u.label: u.row for u in units}
 

@@ -602,19 +602,45 @@ class ResultsStore:
         ``keys``), in key order; records are ``None`` where none are stored, where the scoring
         code that made them is not ``stamp``, or where they scored an earlier text of the
         episode."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records FROM episodes e "
-                "LEFT JOIN scores s ON s.episode_key = e.key ORDER BY e.key"
-            ).fetchall()
+        return list(self.iter_scored_episodes(stamp, keys))
+
+    def iter_scored_episodes(
+        self, stamp: str, keys: Collection[str] | None = None, *, page: int = 256
+    ) -> Iterator[tuple[Episode, str, dict[str, Any] | None]]:
+        """:meth:`scored_episodes` one at a time, read ``page`` rows per query (by key), so a
+        reader that keeps only what it needs of each episode holds one page of texts at once."""
         wanted = None if keys is None else set(keys)
-        out = []
-        for key, text, made_by, scored_digest, records in rows:
-            if wanted is not None and key not in wanted:
-                continue
-            digest = text_digest(text)
-            current = made_by == stamp and scored_digest == digest
-            out.append((Episode.from_json(text), digest, json.loads(records) if current else None))
+        last = ""
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records FROM episodes e"
+                    " LEFT JOIN scores s ON s.episode_key = e.key WHERE e.key > ? ORDER BY e.key"
+                    " LIMIT ?",
+                    (last, page),
+                ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            for key, text, made_by, scored_digest, records in rows:
+                if wanted is not None and key not in wanted:
+                    continue
+                digest = text_digest(text)
+                current = made_by == stamp and scored_digest == digest
+                yield Episode.from_json(text), digest, json.loads(records) if current else None
+
+    def episodes_by_key(self, keys: Iterable[str]) -> dict[str, Episode]:
+        """The stored episodes of ``keys`` (those that exist), read in pages of 500."""
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, Episode] = {}
+        for i in range(0, len(wanted), 500):
+            part = wanted[i : i + 500]
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT key, episode FROM episodes WHERE key IN ({','.join('?' * len(part))})",
+                    part,
+                ).fetchall()
+            out.update((k, Episode.from_json(text)) for k, text in rows)
         return out
 
     def feedback(
