@@ -34,3 +34,29 @@ def test_slim_scores_and_drill_down(tmp_path):
     whole = replace(data, episodes=episodes, slim=False)
     assert episodes_section(data) == episodes_section(whole)
     assert episodes_section(data, 2) == episodes_section(whole, 2)
+
+
+def test_finish_reads_the_store_once(tmp_path, monkeypatch):
+    import io
+    import json
+
+    from rich.console import Console
+
+    from replan.cli.run import finish
+    from replan.report.summary import summarize
+
+    out = tmp_path / "r"
+    cfg = RunConfig(agents=["react"], limit=2, concurrency=2)
+    outcome = asyncio.run(arun(cfg, out, backend=LocalBackend(2)))
+    reads = []
+    original = ResultsStore.iter_scored_episodes
+
+    def counting(self, *args, **kwargs):
+        reads.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ResultsStore, "iter_scored_episodes", counting)
+    got = finish(out, outcome, as_json=True, console=Console(file=io.StringIO()), cfg=cfg)
+    assert len(reads) == 1  # the summary and the report from one read
+    assert (out / "report.html").is_file()
+    assert got["designs"] == json.loads(json.dumps(summarize(out, outcome.keys), default=str))

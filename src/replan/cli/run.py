@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -291,11 +292,12 @@ def finish(
     from replan.report import REPORT_FILE, write_report
 
     keys = outcome.keys or None
-    summary, fresh = cached_summary(out, keys)
+    read: dict[str, Any] = {}
+    summary, fresh = cached_summary(out, keys, lambda: summary_and_data(out, keys, read))
     report_path: Path | None = out / REPORT_FILE
     if fresh or not report_path.is_file():  # type: ignore[union-attr]
         try:
-            report_path = write_report(out)
+            report_path = write_report(out, data=read.get("data"))
         except Exception as exc:  # the results are stored; a report failure must not hide them
             report_path = None
             console.print(
@@ -348,9 +350,31 @@ def _notes(cfg: RunConfig | None) -> list[str]:
 SUMMARY_CACHE = ".replan-summary.json"
 
 
-def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], bool]:
+def summary_and_data(out: Path, keys: list[str] | None, read: dict[str, Any]) -> dict[str, Any]:
+    """The summary of ``keys``' episodes, computed from the report's data (left in
+    ``read["data"]`` for the report) when they are the whole store: one read of the store for
+    both; otherwise (or when the report's data cannot be computed) on its own."""
+    from replan.report.data import collect, key_of
+    from replan.report.summary import summarize
+
+    try:
+        data = collect(out)
+    except Exception:  # the report says why when it is written; the summary must come out
+        return summarize(out, keys)
+    read["data"] = data
+    if keys is None or set(keys) == {key_of(e) for e in data.episodes}:
+        return {u.label: u.row for u in data.units}
+    return summarize(out, keys)
+
+
+def cached_summary(
+    out: Path,
+    keys: list[str] | None,
+    compute: Callable[[], dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any], bool]:
     """``(summary, recomputed)``: the summary of ``keys``' episodes, read from the cache when
-    neither the store nor the selection changed since it was written."""
+    neither the store nor the selection changed since it was written (else ``compute()``, by
+    default :func:`~replan.report.summary.summarize`)."""
     import hashlib
 
     from replan.report.summary import summarize
@@ -368,7 +392,7 @@ def cached_summary(out: Path, keys: list[str] | None) -> tuple[dict[str, Any], b
             return saved["summary"], False
     except (OSError, ValueError, KeyError, AttributeError):
         pass
-    summary = summarize(out, keys)
+    summary = compute() if compute is not None else summarize(out, keys)
     tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"ident": ident, "summary": summary}, default=str), encoding="utf-8")
     tmp.replace(cache)

@@ -43,10 +43,14 @@ def write_report(
     n_boot: int = N_BOOT,
     alpha: float = ALPHA,
     max_episodes: int = MAX_EPISODES,
+    data: ReportData | None = None,
 ) -> Path:
     """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its PNG plots beside
-    it; returns the HTML path. Raises ``FileNotFoundError`` when ``out_dir`` holds no store."""
-    data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
+    it; returns the HTML path. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
+    ``data``: the store's :func:`collect` already computed (with these ``seed``, ``n_boot`` and
+    ``alpha``), so as not to read the store again."""
+    if data is None:
+        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
     target = Path(path) if path is not None else Path(out_dir) / REPORT_FILE
     target.parent.mkdir(parents=True, exist_ok=True)
     plots = make_plots(data)
