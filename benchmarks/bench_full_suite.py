@@ -38,17 +38,21 @@ def _peak_self_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
 
 
-def _watch_workers(stop: threading.Event, peak: dict[str, float]) -> None:
-    """Sample the RSS of every descendant process (the workers) until ``stop``."""
+def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
+    """Sample the RSS and CPU time of every descendant process (the workers) until ``stop``."""
     import psutil
 
     me = psutil.Process()
+    cpu: dict[int, float] = peak.setdefault("cpu", {})
     while not stop.wait(0.2):
-        try:
-            kids = me.children(recursive=True)
-            rss = [k.memory_info().rss / 2**20 for k in kids if k.is_running()]
-        except psutil.Error:
-            continue
+        rss = []
+        for k in me.children(recursive=True):
+            try:
+                rss.append(k.memory_info().rss / 2**20)
+                t = k.cpu_times()
+                cpu[k.pid] = t.user + t.system
+            except psutil.Error:
+                continue
         if rss:
             peak["max"] = max(peak.get("max", 0.0), max(rss))
             peak["sum"] = max(peak.get("sum", 0.0), sum(rss))
@@ -63,12 +67,16 @@ def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> di
     stop, peak = threading.Event(), {}
     watcher = threading.Thread(target=_watch_workers, args=(stop, peak), daemon=True)
     watcher.start()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     outcome = asyncio.run(arun(cfg, out, backend=backend))
-    wall = time.perf_counter() - t0
+    wall, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
     stop.set()
     watcher.join()
+    workers_cpu = sum(peak.get("cpu", {}).values())
     return {
+        "driver_cpu_s": driver_cpu,
+        "workers_cpu_s": workers_cpu,
+        "cpu_per_episode_ms": (driver_cpu + workers_cpu) / max(1, outcome.ran) * 1000,
         "episodes": outcome.ran,
         "failures": outcome.failures,
         "wall_s": wall,
@@ -122,8 +130,9 @@ def main() -> None:
         print(
             f"{name}: {r['episodes']} episodes ({r['failures']} failed) in {r['wall_s']:.1f} s ="
             f" {r['rate']:.1f} episodes/s; peak RSS driver {r['driver_mb']:.0f} MB, largest "
-            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB); load "
-            f"{os.getloadavg()[0]:.1f}",
+            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB); CPU "
+            f"{r['cpu_per_episode_ms']:.0f} ms per episode (driver {r['driver_cpu_s']:.0f} s, "
+            f"workers {r['workers_cpu_s']:.0f} s); load {os.getloadavg()[0]:.1f}",
             flush=True,
         )
 
@@ -137,6 +146,18 @@ def main() -> None:
         multi = _phase("run", same, str(ns.baseline_limit), workers)
         show(f"slice, --workers {ns.workers or 'auto'}", multi)
         print(f"workers / 1 process throughput: {multi['rate'] / base['rate']:.2f}x", flush=True)
+        # on a loaded machine wall time says little; CPU time per episode does not depend on
+        # the load: with every core free, the workers' rate is about cores / CPU per episode
+        cores = len(os.sched_getaffinity(0))
+        bound = cores / (multi["cpu_per_episode_ms"] / 1000)
+        print(
+            f"CPU per episode, workers / 1 process: "
+            f"{multi['cpu_per_episode_ms'] / base['cpu_per_episode_ms']:.2f}x; on {cores} free "
+            f"cores the workers would run about {bound:.1f} episodes/s, the whole suite in "
+            f"{FULL_TASKS * DESIGNS / bound / 60:.1f} min (vs 1 process at most "
+            f"{1000 / base['cpu_per_episode_ms']:.1f} episodes/s)",
+            flush=True,
+        )
         limit = "all" if ns.limit is None else str(ns.limit)
         run = _phase("run", big, limit, workers)
         show(f"run, --workers {ns.workers or 'auto'} ({limit} tasks)", run)
@@ -159,8 +180,9 @@ def main() -> None:
             f"{r['peak_mb']:.0f} MB ({r['import_mb']:.0f} MB after imports)"
         )
     (n1, r1), (n2, r2) = reps
-    grow = (r2["peak_mb"] - r1["peak_mb"]) / max(1, n2 - n1)
-    print(f"report peak RSS growth: {grow * 1024:.1f} kB per episode")
+    if n2 > n1:
+        grow = (r2["peak_mb"] - r1["peak_mb"]) / (n2 - n1)
+        print(f"report peak RSS growth: {grow * 1024:.1f} kB per episode")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 

@@ -54,10 +54,18 @@ def cpu_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+#: imported once by the fork server, so that each worker starts with them (seconds of imports)
+PRELOAD = ("replan.runner.process_backend", "replan.graphs", "replan.evaluators", "replan.models")
+
+
 def _context() -> Any:
-    """forkserver where the platform has it (a fork of a clean server process), else spawn."""
-    methods = mp.get_all_start_methods()
-    return mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+    """forkserver where the platform has it (a fork of a clean server process that imported
+    :data:`PRELOAD`), else spawn."""
+    if "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOAD))  # no effect once this process started the server
+    return ctx
 
 
 # -- worker side -------------------------------------------------------------------------------
