@@ -7,13 +7,14 @@ import asyncio
 from dataclasses import replace
 
 from replan.evaluators import scoring_stamp
+from replan.report import html
 from replan.report.data import collect, stored_scores
 from replan.report.html import episodes_section
 from replan.runner.experiment import LocalBackend, RunConfig, arun
 from replan.runner.store import ResultsStore
 
 
-def test_slim_scores_and_drill_down(tmp_path):
+def test_slim_scores_and_drill_down(tmp_path, monkeypatch):
     out = tmp_path / "r"
     cfg = RunConfig(agents=["react", "dual_loop"], limit=3, concurrency=2)
     asyncio.run(arun(cfg, out, backend=LocalBackend(2)))
@@ -34,6 +35,8 @@ def test_slim_scores_and_drill_down(tmp_path):
     whole = replace(data, episodes=episodes, slim=False)
     assert episodes_section(data) == episodes_section(whole)
     assert episodes_section(data, 2) == episodes_section(whole, 2)
+    monkeypatch.setattr(html, "TRACE_PAGE", 1)  # the traces read a task at a time
+    assert episodes_section(data) == episodes_section(whole)
 
 
 def test_finish_reads_the_store_once(tmp_path, monkeypatch):

@@ -38,6 +38,8 @@ from replan.report.data import (
 
 #: episodes shown in the drill-down by default (the rest are counted, not shown)
 MAX_EPISODES = 1000
+#: tasks whose traces the drill-down reads from the store at once
+TRACE_PAGE = 50
 #: characters of an observation or argument shown in the drill-down
 MAX_VALUE_CHARS = 300
 
@@ -405,6 +407,33 @@ def _episode_block(ep: Episode, score: EpisodeScore | None, show_model: bool) ->
     )
 
 
+def _task_blocks(
+    data: ReportData, chosen: list[tuple[str, list[Episode]]], show_model: bool, first: bool
+) -> list[str]:
+    """The drill-down blocks of ``chosen`` tasks; slim data reads these tasks' traces from the
+    store here, a page of tasks at a time, so the report never holds every trace it shows."""
+    if data.slim:
+        with open_store(data.out_dir) as store:
+            full = store.episodes_by_key(key_of(e) for _, eps in chosen for e in eps)
+        chosen = [(t, [full.get(key_of(e), e) for e in eps]) for t, eps in chosen]
+    blocks = []
+    for task_id, eps in chosen:
+        task = data.tasks.get(task_id)
+        where = "/".join(x for x in ((task.level if task else None), eps[0].mode) if x)
+        scored = [data.scores.get(key_of(e)) for e in eps]
+        ok = sum(1 for s in scored if s is not None and s.prefix.success)
+        query = task.query if task else eps[0].query
+        inner = "".join(_episode_block(e, s, show_model) for e, s in zip(eps, scored, strict=True))
+        blocks.append(
+            f'<details class="task" data-task="{esc(task_id)}"{" open" if first else ""}>'
+            f"<summary><code>{esc(task_id)}</code> {esc(where)} — {len(eps)} run(s), {ok} succeeded — "
+            f'<span class="muted">{esc(_short(query, 160))}</span></summary>'
+            f'<div class="lazy" data-gz="{pack(inner)}"></div></details>'
+        )
+        first = False
+    return blocks
+
+
 def episodes_section(data: ReportData, max_episodes: int = MAX_EPISODES) -> str:
     by_task: dict[str, list[Episode]] = defaultdict(list)
     for ep in data.episodes:
@@ -419,24 +448,9 @@ def episodes_section(data: ReportData, max_episodes: int = MAX_EPISODES) -> str:
         eps = eps[: max_episodes - shown]
         shown += len(eps)
         chosen.append((task_id, eps))
-    if data.slim:  # the traces shown, read again from the store (the data holds none)
-        with open_store(data.out_dir) as store:
-            full = store.episodes_by_key(key_of(e) for _, eps in chosen for e in eps)
-        chosen = [(t, [full.get(key_of(e), e) for e in eps]) for t, eps in chosen]
-    blocks = []
-    for task_id, eps in chosen:
-        task = data.tasks.get(task_id)
-        where = "/".join(x for x in ((task.level if task else None), eps[0].mode) if x)
-        scored = [data.scores.get(key_of(e)) for e in eps]
-        ok = sum(1 for s in scored if s is not None and s.prefix.success)
-        query = task.query if task else eps[0].query
-        inner = "".join(_episode_block(e, s, show_model) for e, s in zip(eps, scored, strict=True))
-        blocks.append(
-            f'<details class="task" data-task="{esc(task_id)}"{" open" if not blocks else ""}>'
-            f"<summary><code>{esc(task_id)}</code> {esc(where)} — {len(eps)} run(s), {ok} succeeded — "
-            f'<span class="muted">{esc(_short(query, 160))}</span></summary>'
-            f'<div class="lazy" data-gz="{pack(inner)}"></div></details>'
-        )
+    blocks: list[str] = []
+    for at in range(0, len(chosen), TRACE_PAGE):
+        blocks.extend(_task_blocks(data, chosen[at : at + TRACE_PAGE], show_model, not blocks))
     more = len(data.episodes) - shown
     note = (
         f'<p class="muted">{more} more episode(s) not shown (raise --max-episodes, or read '
