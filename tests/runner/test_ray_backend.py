@@ -16,6 +16,7 @@ from replan.runner.experiment import (  # noqa: E402
     select_tasks,
     suite_options,
 )
+from replan.runner.limits import Limits  # noqa: E402
 from replan.runner.ray_backend import EndpointLimiter, RayBackend  # noqa: E402
 from replan.runner.store import ResultsStore  # noqa: E402
 from replan.suites import load_suite  # noqa: E402
@@ -70,8 +71,11 @@ def test_worker_death_loses_nothing(tmp_path, ray_session, monkeypatch):
 
 
 def test_endpoint_limiter_counts_per_endpoint():
-    lim = EndpointLimiter({"openai:gpt-x": 1}, default=2)
-    assert lim.acquire("openai:gpt-x") and not lim.acquire("openai:gpt-x")
-    assert lim.acquire("other") and lim.acquire("other") and not lim.acquire("other")
-    lim.release("openai:gpt-x")
-    assert lim.acquire("openai:gpt-x")
+    """The actor's budgets: a slot per call up to each endpoint's own limit, freed on release."""
+    lim = EndpointLimiter({"openai:gpt-x": Limits(max_in_flight=1)}, Limits(max_in_flight=2))
+    assert lim.try_acquire("openai:gpt-x") == 0 and lim.try_acquire("openai:gpt-x") > 0
+    assert lim.try_acquire("other") == 0 and lim.try_acquire("other") == 0
+    assert lim.try_acquire("other") > 0
+    lim.release("openai:gpt-x", 10, False)
+    assert lim.try_acquire("openai:gpt-x") == 0
+    assert lim.stats()["openai:gpt-x"]["peak_in_flight"] == 1

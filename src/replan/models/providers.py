@@ -168,6 +168,7 @@ def check_provider(rest: str, *, spec: str, base_url: str | None = None) -> None
     check=check_provider,
     takes_timeout=True,
     any_prefix=True,
+    shared=True,  # one client (and its connection pool) for every episode of a run
 )
 def build_provider(
     rest: str,

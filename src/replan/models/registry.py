@@ -28,8 +28,9 @@ Check = Callable[..., None]
 @dataclass(frozen=True)
 class ModelKind:
     """A kind of model spec: how to build it, how to check it without calling it, an example
-    spec for messages, whether its client takes a per-request ``timeout``, and whether it claims
-    every prefix no other kind claims."""
+    spec for messages, whether its client takes a per-request ``timeout``, whether it claims
+    every prefix no other kind claims, and whether one built model can serve every episode of a
+    run (``shared``: it depends on neither the task nor the seed, as a provider's client)."""
 
     name: str
     build: Build
@@ -37,6 +38,7 @@ class ModelKind:
     example: str = ""
     takes_timeout: bool = False
     any_prefix: bool = False
+    shared: bool = False
 
 
 #: every model kind, built-in (``replan.models``' modules) and plugged in
@@ -50,11 +52,14 @@ def model_kind(
     check: Check | None = None,
     takes_timeout: bool = False,
     any_prefix: bool = False,
+    shared: bool = False,
 ) -> Callable[[Build], Build]:
     """Register the decorated builder as model kind ``name`` (see :class:`ModelKind`)."""
 
     def deco(build: Build) -> Build:
-        kind = ModelKind(name, build, check, example or f"{name}:...", takes_timeout, any_prefix)
+        kind = ModelKind(
+            name, build, check, example or f"{name}:...", takes_timeout, any_prefix, shared
+        )
         MODEL_KINDS.register(name, kind, module=build.__module__)
         return build
 

@@ -1,7 +1,12 @@
 """The experiment runner: episodes × designs × models × seeds, concurrently, resumable.
 
-Each job is one episode. The local backend runs jobs as asyncio tasks under a semaphore (model
-calls and tools are the only waits); another backend (Ray) plugs in through :class:`Backend`.
+Each job is one episode. The local backend runs jobs as asyncio tasks under a semaphore of
+``concurrency``; the graphs' nodes are synchronous and run in the event loop's executor, which
+the backend sizes to the concurrency (Python's default pool has ``min(32, cores + 4)`` threads,
+6 on two cores, whatever was asked), so ``concurrency`` episodes really wait on their model calls
+at once. Per-endpoint limits (calls in flight, requests and tokens per minute, ``Retry-After``)
+hold every model call of the run (:mod:`replan.runner.limits`). Another backend (Ray) plugs in
+through :class:`Backend`.
 Every finished episode is scored, once, and committed to the results store at once with its
 feedback and records (what the summary, the report and compare read), so a killed run loses only
 the episodes in flight and rerunning the same command skips what is done.
@@ -15,8 +20,10 @@ import hashlib
 import json
 import time
 import traceback
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,6 +32,7 @@ from replan.core.redact import redact, redact_url, redact_value
 from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
 from replan.evaluators import score_one, scoring_stamp
+from replan.runner.limits import LIMITER, Limits, LocalLimiter, limit_model
 from replan.runner.store import (
     SUITE_RECORD,
     FeedbackRow,
@@ -33,12 +41,22 @@ from replan.runner.store import (
     episode_key,
 )
 
+#: the run's models that serve every episode (kinds marked ``shared``), by spec; set per run
+SHARED_MODELS: ContextVar[dict[str, Any] | None] = ContextVar("replan_models", default=None)
+
 DEFAULT_SUITE = "toolmaze"
 DEFAULT_MODEL = "simulated:competent"
 #: seconds one episode may take before it is abandoned and recorded as ``timeout``
 DEFAULT_EPISODE_TIMEOUT_S = 900.0
 #: RunConfig fields that do not change results (left out of the experiment id)
-OPERATIONAL_FIELDS = ("concurrency", "episode_timeout_s", "model_timeout_s")
+OPERATIONAL_FIELDS = (
+    "concurrency",
+    "episode_timeout_s",
+    "model_timeout_s",
+    "max_in_flight",
+    "requests_per_minute",
+    "tokens_per_minute",
+)
 
 
 @dataclass
@@ -63,6 +81,11 @@ class RunConfig:
     episode_timeout_s: float | None = DEFAULT_EPISODE_TIMEOUT_S
     #: seconds per model request (``None``: $REPLAN_MODEL_TIMEOUT or the providers' default)
     model_timeout_s: float | None = None
+    #: per model endpoint, for the whole run: model calls at once, requests and tokens per
+    #: minute (``None``: no limit of that kind)
+    max_in_flight: int | None = None
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
 
     def __post_init__(self) -> None:
         if not self.agents:
@@ -75,6 +98,10 @@ class RunConfig:
         ident = {k: v for k, v in asdict(self).items() if k not in OPERATIONAL_FIELDS}
         ident = redact_value(ident, redact_url)  # not environment-dependent
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
+
+    def limits(self) -> Limits:
+        """The per-endpoint limits every model endpoint of this run is held to."""
+        return Limits(self.max_in_flight, self.requests_per_minute, self.tokens_per_minute)
 
 
 @dataclass(frozen=True)
@@ -109,15 +136,47 @@ class Backend(Protocol):
     ) -> None: ...
 
 
-class LocalBackend:
-    """asyncio tasks under a semaphore of ``concurrency``, in this process."""
+#: executor threads beyond one per episode in flight (LangGraph's own short tasks)
+SPARE_THREADS = 8
+#: the executors this module installed, by event loop, and their sizes
+_EXECUTORS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, int] = weakref.WeakKeyDictionary()
 
-    def __init__(self, concurrency: int = 4):
+
+def size_executor(threads: int) -> None:
+    """Give the running loop a default executor of at least ``threads`` threads.
+
+    The graphs' synchronous nodes (every model call among them) run through the loop's default
+    executor; Python sizes it ``min(32, cores + 4)``, which would cap the episodes waiting on
+    their model at 6 on two cores whatever ``--concurrency`` says. Threads start only as needed.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    loop = asyncio.get_running_loop()
+    if _EXECUTORS.get(loop, 0) >= threads:
+        return
+    loop.set_default_executor(
+        ThreadPoolExecutor(max_workers=threads, thread_name_prefix="replan-episode")
+    )
+    _EXECUTORS[loop] = threads
+
+
+class LocalBackend:
+    """asyncio tasks under a semaphore of ``concurrency``, in this process; every model call of
+    the run held to the run's per-endpoint limits (``limiter``, whose counts the progress line
+    shows)."""
+
+    def __init__(self, concurrency: int = 4, limiter: LocalLimiter | None = None):
         self.concurrency = max(1, concurrency)
+        self.limiter = limiter or LocalLimiter()
 
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
     ) -> None:
+        size_executor(self.concurrency + SPARE_THREADS)
+        if cfg.limits().any:
+            self.limiter = LocalLimiter(default=cfg.limits())
+        LIMITER.set(self.limiter)  # the episodes' tasks below copy this context
+        SHARED_MODELS.set({})
         sem = asyncio.Semaphore(self.concurrency)
 
         async def one(job: Job) -> None:
@@ -310,18 +369,38 @@ def model_options(spec: str, cfg: RunConfig) -> dict[str, Any]:
     return {}
 
 
+def episode_model(spec: str, job: Job, cfg: RunConfig) -> Any:
+    """The model of one episode: built for it, or the run's one client of a ``shared`` kind
+    (a provider: building its client costs more than many episodes' own work, and one client
+    keeps one connection pool)."""
+    from replan.models import make_model
+    from replan.models.registry import kind_of
+
+    kind = kind_of(spec)
+    shared = SHARED_MODELS.get()
+    key = f"{spec} {cfg.base_url}"
+    if kind is not None and kind.shared and shared is not None and key in shared:
+        return shared[key]
+    model = make_model(
+        spec, task=job.task, seed=job.seed, base_url=cfg.base_url, **model_options(spec, cfg)
+    )
+    if kind is not None and kind.shared and shared is not None:
+        shared[key] = model
+    return model
+
+
 async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
     from replan.graphs import arun_episode, design_names, get_design
-    from replan.models import make_model
     from replan.runner.safety import in_daemon_thread
 
     spec = job.model.split("+", 1)[0]
     try:
-        model = make_model(
-            spec, task=job.task, seed=job.seed, base_url=cfg.base_url, **model_options(spec, cfg)
-        )
+        model = episode_model(spec, job, cfg)
     except Exception as exc:  # a model that cannot even be built fails this episode only
         return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
+    limiter = LIMITER.get()
+    if limiter is not None:
+        model = limit_model(model, limiter, spec)
     try:
         faults = fault_injector(job.task)
         if replan_point(job.task) and not cfg.agent_factory:

@@ -7,8 +7,10 @@ clients are built on the workers from the model spec (``make_model``), so no API
 a task payload: keys come from the workers' environment.
 
 Rate limits are per endpoint, not per worker: :class:`EndpointLimiter` is one named Ray actor
-per cluster that hands out at most ``limit`` concurrent episode slots per model spec, whichever
-worker asks.
+per cluster holding the same per-endpoint budgets the local backend keeps in-process
+(:class:`replan.runner.limits.Budgets`: calls in flight, requests and tokens per minute,
+``Retry-After`` pauses); every model call on every worker asks it for a slot through the same
+callbacks (:class:`replan.runner.limits.LimitCallbacks`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,22 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
-from replan.runner.experiment import Job, OnDone, RunConfig, failed_episode, run_job
+from replan.runner.experiment import (
+    SHARED_MODELS,
+    SPARE_THREADS,
+    Job,
+    OnDone,
+    RunConfig,
+    failed_episode,
+    run_job,
+    size_executor,
+)
+from replan.runner.limits import LIMITER, Budgets, Limits
 
 
 def _ray() -> Any:
@@ -34,38 +47,46 @@ def _ray() -> Any:
 
 
 class EndpointLimiter:
-    """Cluster-wide semaphores keyed by endpoint (the model spec); a Ray actor."""
+    """The run's per-endpoint :class:`~replan.runner.limits.Budgets` for the whole cluster
+    (a Ray actor: its methods run one at a time, so they need no lock)."""
 
-    def __init__(self, limits: dict[str, int], default: int):
-        self.limits = dict(limits)
-        self.default = default
-        self.in_use: dict[str, int] = {}
+    def __init__(self, limits: dict[str, Limits], default: Limits):
+        self.budgets = Budgets(limits, default)
 
-    def acquire(self, endpoint: str) -> bool:
-        limit = self.limits.get(endpoint, self.default)
-        used = self.in_use.get(endpoint, 0)
-        if used >= limit:
-            return False
-        self.in_use[endpoint] = used + 1
-        return True
+    def try_acquire(self, endpoint: str) -> float:
+        return self.budgets.try_acquire(endpoint, time.monotonic())
 
-    def release(self, endpoint: str) -> None:
-        self.in_use[endpoint] = max(0, self.in_use.get(endpoint, 0) - 1)
+    def release(self, endpoint: str, tokens: int, failed: bool) -> None:
+        self.budgets.release(endpoint, time.monotonic(), tokens, failed)
 
-    def peak(self) -> dict[str, int]:
-        return dict(self.in_use)
+    def pause(self, endpoint: str, seconds: float) -> None:
+        self.budgets.pause(endpoint, time.monotonic(), seconds)
+
+    def waited(self, endpoint: str, seconds: float) -> None:
+        self.budgets.waited(endpoint, seconds)
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        return self.budgets.stats()
 
 
-async def _limited(job: Job, cfg: RunConfig, limiter: Any) -> Episode:
-    endpoint = job.model.split("+", 1)[0]
-    if limiter is None:
-        return await run_job(job, cfg)
-    while not await limiter.acquire.remote(endpoint):
-        await asyncio.sleep(0.05)
-    try:
-        return await run_job(job, cfg)
-    finally:
-        await limiter.release.remote(endpoint)
+class ActorLimiter:
+    """A worker's handle on the cluster's :class:`EndpointLimiter` (the ``Limiter`` protocol;
+    called from the threads where model calls start, so it blocks on the actor's answer)."""
+
+    def __init__(self, actor: Any):
+        self.actor = actor
+
+    def try_acquire(self, endpoint: str) -> float:
+        return float(_ray().get(self.actor.try_acquire.remote(endpoint)))
+
+    def release(self, endpoint: str, tokens: int, failed: bool) -> None:
+        _ray().get(self.actor.release.remote(endpoint, tokens, failed))
+
+    def pause(self, endpoint: str, seconds: float) -> None:
+        _ray().get(self.actor.pause.remote(endpoint, seconds))
+
+    def waited(self, endpoint: str, seconds: float) -> None:
+        self.actor.waited.remote(endpoint, seconds)
 
 
 def _chaos_hook(jobs: list[Job]) -> None:
@@ -84,11 +105,14 @@ def run_batch(jobs: list[Job], cfg: RunConfig, limiter: Any = None) -> list[str]
     _chaos_hook(jobs)
 
     async def go() -> list[Episode]:
+        size_executor(max(1, cfg.concurrency) + SPARE_THREADS)
+        LIMITER.set(ActorLimiter(limiter) if limiter is not None else None)
+        SHARED_MODELS.set({})
         sem = asyncio.Semaphore(max(1, cfg.concurrency))
 
         async def one(j: Job) -> Episode:
             async with sem:
-                return await _limited(j, cfg, limiter)
+                return await run_job(j, cfg)
 
         return await asyncio.gather(*(one(j) for j in jobs))
 
@@ -105,7 +129,7 @@ class RayBackend:
         concurrency: int = 4,
         batch_size: int | None = None,
         max_retries: int = 3,
-        endpoint_limits: dict[str, int] | None = None,
+        endpoint_limits: dict[str, Limits] | None = None,
         init_kwargs: dict[str, Any] | None = None,
     ):
         self.address = address
@@ -138,13 +162,9 @@ class RayBackend:
             )
         workers = int(ray.cluster_resources().get("CPU", 1))
         limiter = None
-        if self.endpoint_limits or cfg.concurrency:
-            actor = ray.remote(EndpointLimiter).options(
-                name="replan-endpoint-limiter",
-                get_if_exists=True,
-                lifetime="detached" if self.address else None,
-            )
-            limiter = actor.remote(self.endpoint_limits, max(1, cfg.concurrency))
+        if self.endpoint_limits or cfg.limits().any:
+            # one actor per run, gone with the driver: no count survives into another run
+            limiter = ray.remote(EndpointLimiter).remote(self.endpoint_limits, cfg.limits())
         remote = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(run_batch)
         pending = {}
         for batch in self._batches(jobs, workers):

@@ -1,0 +1,114 @@
+"""--concurrency means what it says, and per-endpoint limits hold every model call of a run.
+
+Counted where a provider counts: on the server. ``FakeOpenAI`` answers after a fixed latency and
+records the most requests it had in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+import httpx
+import pytest
+from langchain_core.messages import HumanMessage
+
+from replan.models import make_model
+from replan.models.fake_openai import FakeOpenAI
+from replan.runner.experiment import LocalBackend, RunConfig, arun
+from replan.runner.limits import EndpointBudget, LimitCallbacks, Limits, LocalLimiter, limit_model
+from replan.runner.store import ResultsStore
+from replan.suites import load_suite
+
+#: more than Python's default executor gives on this machine: min(32, cores + 4)
+CONCURRENCY = max(12, min(32, (os.cpu_count() or 1) + 4) + 4)
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return load_suite("toolmaze")[: 2 * CONCURRENCY]
+
+
+def _run(tasks, tmp_path, server, concurrency, **limits):
+    cfg = RunConfig(
+        agents=["react"],
+        models=["openai:fake"],
+        base_url=server.base_url,
+        concurrency=concurrency,
+        limit=len(tasks),
+        **limits,
+    )
+    backend = LocalBackend(concurrency)
+    outcome = asyncio.run(arun(cfg, tmp_path, tasks=tasks, backend=backend))
+    return outcome, backend
+
+
+def test_the_server_sees_as_many_calls_at_once_as_the_concurrency_asked(tasks, tmp_path):
+    """Each episode makes 11 calls of 0.3 s: the first wave of episodes overlaps for seconds."""
+    with FakeOpenAI(0.3, tool_turns=10) as server:
+        outcome, backend = _run(tasks, tmp_path, server, CONCURRENCY)
+        assert outcome.failures == 0
+        assert server.max_in_flight == CONCURRENCY
+        stats = backend.limiter.stats()["openai:fake"]
+        assert stats["peak_in_flight"] == CONCURRENCY
+        assert stats["calls"] == server.requests and stats["in_flight"] == 0
+    with ResultsStore(tmp_path) as store:
+        assert len(store.episodes()) == len(tasks)
+
+
+def test_max_in_flight_caps_the_calls_of_the_whole_run(tasks, tmp_path):
+    with FakeOpenAI(0.2, tool_turns=3) as server:
+        outcome, backend = _run(tasks[:8], tmp_path, server, 8, max_in_flight=3)
+        assert outcome.failures == 0
+        assert server.max_in_flight == 3
+        assert backend.limiter.stats()["openai:fake"]["waits"] > 0
+
+
+def test_the_budget_by_hand():
+    """In flight, requests per minute, tokens per minute and a server's pause, on a fake clock."""
+    b = EndpointBudget(Limits(max_in_flight=2, requests_per_minute=3, tokens_per_minute=100))
+    assert b.try_acquire(0.0) == 0 and b.try_acquire(1.0) == 0
+    assert b.try_acquire(2.0) > 0  # two in flight
+    b.release(3.0, tokens=60)
+    assert b.try_acquire(4.0) == 0  # third request of the minute
+    b.release(5.0, tokens=50)  # 110 tokens in the last minute
+    b.release(5.0)
+    assert b.try_acquire(6.0) == pytest.approx(57.0)  # until the first 60 tokens age out
+    assert b.try_acquire(63.5) == 0  # 50 tokens left in the window, one request left
+    b.release(64.0)
+    b.pause(64.0, 10.0)
+    assert b.try_acquire(70.0) == pytest.approx(4.0)
+    assert b.stats()["peak_in_flight"] == 2 and b.stats()["calls"] == 4
+    with pytest.raises(ValueError, match="max_in_flight"):
+        Limits(max_in_flight=0)
+
+
+def test_retry_after_pauses_the_endpoint_for_every_caller():
+    limiter = LocalLimiter()
+    slept: list[float] = []
+    handler = LimitCallbacks(limiter, "openai:x", sleep=slept.append)
+    request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+    error = httpx.HTTPStatusError(
+        "429", request=request, response=httpx.Response(429, headers={"retry-after": "30"})
+    )
+    handler.on_chat_model_start({}, [], run_id=_uuid(1))
+    handler.on_llm_error(error, run_id=_uuid(1))
+    assert limiter.stats()["openai:x"]["failed_calls"] == 1
+    assert limiter.try_acquire("openai:x") > 25  # everyone waits, not only the caller
+
+
+def test_a_limited_model_is_limited_once_and_counts_its_calls():
+    with FakeOpenAI(0.0) as server:
+        limiter = LocalLimiter()
+        model = make_model("openai:fake", base_url=server.base_url)
+        assert limit_model(limit_model(model, limiter, "e"), limiter, "e") is model
+        assert sum(isinstance(h, LimitCallbacks) for h in model.callbacks) == 1
+        model.invoke([HumanMessage(content="hi")])
+        stats = limiter.stats()["e"]
+        assert stats["calls"] == 1 and stats["in_flight"] == 0
+
+
+def _uuid(n: int):
+    from uuid import UUID
+
+    return UUID(int=n)
