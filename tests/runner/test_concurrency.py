@@ -112,3 +112,58 @@ def _uuid(n: int):
     from uuid import UUID
 
     return UUID(int=n)
+
+
+def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp_path):
+    """The CLI end to end: --max-in-flight is what the server sees; without a terminal the
+    progress lines carry the rate, the ETA and the model calls."""
+    import subprocess
+    import sys
+
+    with FakeOpenAI(0.2, tool_turns=3) as server:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "replan.cli",
+                "run",
+                "--agents",
+                "react",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--limit",
+                "8",
+                "--concurrency",
+                "8",
+                "--max-in-flight",
+                "2",
+                "--out",
+                str(tmp_path / "r"),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "REPLAN_PROGRESS_EVERY": "0", "OPENAI_API_KEY": ""},
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert server.max_in_flight == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("progress:")]
+    assert lines, proc.stderr
+    assert all("/s · ETA" in ln and "model calls in flight" in ln for ln in lines), lines
+
+
+def test_limits_with_worker_processes_are_refused_up_front(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "replan.cli", "run", "--workers", "2", "--rpm", "60"]
+        + ["--limit", "1", "--out", str(tmp_path / "r")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2 and "--workers 1" in proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()

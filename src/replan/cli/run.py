@@ -54,7 +54,18 @@ def run_command(
     per_cell: int = typer.Option(
         3, help="tasks per level x mode cell in the default toolmaze subset (without --limit)"
     ),
-    concurrency: int = typer.Option(4, min=1, help="episodes in flight"),
+    concurrency: int = typer.Option(
+        4, min=1, help="episodes in flight (each waits on its own model calls)"
+    ),
+    max_in_flight: int = typer.Option(
+        None, min=1, help="at most N model calls at once per model endpoint, for the whole run"
+    ),
+    rpm: float = typer.Option(
+        None, "--rpm", min=0.001, help="at most N model requests per minute per endpoint"
+    ),
+    tpm: float = typer.Option(
+        None, "--tpm", min=1, help="at most N model tokens per minute per endpoint"
+    ),
     workers: int = typer.Option(
         1,
         min=0,
@@ -126,6 +137,12 @@ def run_command(
                 f"--workers {workers} is for --backend local; Ray places the work itself "
                 "(drop --workers)"
             )
+        if workers != 1 and any(v is not None for v in (max_in_flight, rpm, tpm)):
+            raise PreflightError(
+                "--max-in-flight, --rpm and --tpm hold a whole run in one process or on Ray; "
+                "worker processes would each get their own (use --workers 1: a real model's "
+                "run waits on the model, not on the CPU)"
+            )
         if profile:
             try:
                 check_profile(profile)
@@ -166,6 +183,9 @@ def run_command(
         agent_factory=agent,
         episode_timeout_s=episode_timeout or None,
         model_timeout_s=model_timeout or None,
+        max_in_flight=max_in_flight,
+        requests_per_minute=rpm,
+        tokens_per_minute=tpm,
     )
     try:
         outcome = execute(
@@ -217,6 +237,18 @@ def fail(err: Console, message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+#: seconds between two progress lines when stderr is not a terminal ($REPLAN_PROGRESS_EVERY)
+PROGRESS_EVERY_S = 60.0
+
+
+def progress_every() -> float:
+    """Seconds between two plain progress lines: ``$REPLAN_PROGRESS_EVERY`` or 60."""
+    try:
+        return float(os.environ.get("REPLAN_PROGRESS_EVERY", PROGRESS_EVERY_S))
+    except ValueError:
+        return PROGRESS_EVERY_S
+
+
 def execute(
     cfg: RunConfig,
     out: Path,
@@ -249,6 +281,27 @@ def execute(
         raise typer.BadParameter("--backend must be local or ray")
     console = progress_console or Console(stderr=True)
     interactive = console.is_terminal and not os.environ.get("CI")
+    t0 = time.perf_counter()
+    first: list[int] = []  # episodes already stored at the start do not count toward the rate
+
+    def rate_of(done: int) -> float:
+        if not first:
+            first.append(done)
+        return (done - first[0]) / max(time.perf_counter() - t0, 1e-9)
+
+    def calls() -> str:
+        """Model calls now in flight, failed calls (each retried or final) and waits for a
+        slot under the run's limits or a server's Retry-After, over every endpoint."""
+        limiter = getattr(be, "limiter", None)
+        if limiter is None:
+            return ""
+        stats = limiter.stats().values()
+        total = {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
+        return (
+            f"model calls in flight {total['in_flight']} · failed calls "
+            f"{total['failed_calls']} · rate-limit waits {total['waits']}"
+        )
+
     if interactive:
         from rich.progress import (
             BarColumn,
@@ -263,19 +316,43 @@ def execute(
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[rate]:.1f}/s"),
+            TextColumn("ETA"),
             TimeRemainingColumn(),
             TextColumn("failures: {task.fields[failures]}"),
+            TextColumn("{task.fields[calls]}"),
             console=console,
         ) as bar:
-            tid = bar.add_task("run", total=None, rate=0.0, failures=0)
-            t0 = time.perf_counter()
+            tid = bar.add_task("run", total=None, rate=0.0, failures=0, calls="")
 
             def progress(done: int, total: int, failures: int) -> None:
-                rate = done / max(time.perf_counter() - t0, 1e-9)
-                bar.update(tid, completed=done, total=total, rate=rate, failures=failures)
+                if not first:  # the episodes stored before are no speed: start the ETA here
+                    bar.reset(tid, completed=done, total=total)
+                rate = rate_of(done)
+                bar.update(
+                    tid, completed=done, total=total, rate=rate, failures=failures, calls=calls()
+                )
 
             return run_interruptibly(arun(cfg, out, backend=be, progress=progress, **opts))
-    return run_interruptibly(arun(cfg, out, backend=be, **opts))
+    # without a terminal (a CI log, nohup), a plain line at most every PROGRESS_EVERY_S seconds
+    last = [t0]
+    every = progress_every()
+
+    def log_progress(done: int, total: int, failures: int) -> None:
+        rate = rate_of(done)
+        now = time.perf_counter()
+        if now - last[0] < every or done >= total or done == first[0]:
+            return
+        last[0] = now
+        eta = f"{(total - done) / rate / 60:.1f} min" if rate > 0 else "unknown"
+        extra = calls()
+        console.print(
+            f"progress: {done}/{total} episodes · {rate:.1f}/s · ETA {eta} · failures "
+            f"{failures}" + (f" · {extra}" if extra else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    return run_interruptibly(arun(cfg, out, backend=be, progress=log_progress, **opts))
 
 
 def finish(
