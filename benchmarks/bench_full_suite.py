@@ -21,13 +21,14 @@ gives; the ratios and the CPU time per episode are what to read.
 - ``--limit 300`` (load 6 to 11): one process 2.5 episodes/s (160 episodes, 341 ms CPU each);
   two workers 2.7 episodes/s on the same slice (1.10x), 3.8 episodes/s on 1,200 episodes
   (310 ms CPU each, of which the driver 8 ms: the workers score); whole suite extrapolated
-  34.7 min at that load. Peak RSS: driver 196 MB, largest worker 147 MB, all workers and the
-  fork server 415 MB, the same at 160 and at 1,200 episodes.
+  34.7 min at that load. Peak RSS: driver 196 MB at 160 and at 1,200 episodes; largest worker
+  112 MB at 160, 147 MB at 1,200 (its world cache filling, bounded at 2,048 tasks); all workers
+  and the fork server 345 and 415 MB.
 - ``--limit 100`` (load 3.5 to 7): one process 2.0 episodes/s, two workers 3.1 (1.58x); CPU per
   episode the same in both (0.98x), so on two free cores the workers run at twice one process.
 - Summary + report after the run, peak RSS: 157 MB at 160 episodes, 202 MB at 1,200 (45 kB per
   episode). Before this change (every episode held whole, the drill-down's 1,000 at once): 158 MB
-  at 160 and 272 MB at 1,000 (139 kB per episode, the issue's 0.15 MB), 1.4 GB at 8,000.
+  at 160 and 272 MB at 1,000 (139 kB per episode, the issue's 0.15 MB; it saw 1.4 GB at 8,000).
 """
 
 from __future__ import annotations
