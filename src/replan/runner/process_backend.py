@@ -29,6 +29,8 @@ from typing import Any
 
 from replan.core.trace import EndReason, Episode
 from replan.runner.experiment import (
+    SHARED_MODELS,
+    SPARE_THREADS,
     Job,
     OnDone,
     RunConfig,
@@ -36,6 +38,7 @@ from replan.runner.experiment import (
     failed_episode,
     run_job,
     score_rows,
+    size_executor,
 )
 
 #: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
@@ -90,6 +93,9 @@ def _worker_main(conn: Connection, cfg: RunConfig, env: dict[str, str]) -> None:
 
 
 async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig) -> None:
+    # as the local backend does: threads for every episode in flight, model clients built once
+    size_executor(max(1, cfg.concurrency) + SPARE_THREADS)
+    SHARED_MODELS.set({})
     sem = asyncio.Semaphore(max(1, cfg.concurrency))
 
     async def one(index: int, job: Job) -> None:
