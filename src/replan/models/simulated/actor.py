@@ -3,7 +3,6 @@ next tool calls or the final answer."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +43,6 @@ from replan.models.simulated.common import (
     _WAVE_CALL_ID,
     _Abort,
     _ai,
-    _canon_message,
     _digest,
     _fabricate,
     _scalar_facts,
@@ -149,10 +147,8 @@ class _Actor:
     def walk(self) -> None:
         t = self.t
         calls: dict[str, tuple[str, str, str, dict[str, Any]]] = {}
-        h = hashlib.sha256()
         started = False
         for msg in t.messages:
-            h.update(canonical_json(_canon_message(msg)).encode())
             if not started:
                 started = isinstance(msg, HumanMessage)
                 continue
@@ -186,9 +182,9 @@ class _Actor:
                 st = self.steps.get(nid)
                 if st is None or role == "dup" or st.status == "done":
                     continue
-                self.observe(st, tool, args, parse_observation(msg.content), h.hexdigest())
+                self.observe(st, tool, args, parse_observation(msg.content))
 
-    def observe(self, st: _Step, tool: str, args: dict[str, Any], obs: Any, key: str) -> None:
+    def observe(self, st: _Step, tool: str, args: dict[str, Any], obs: Any) -> None:
         t = self.t
         earlier = [
             (t.spec(self.steps[n].out_tool), self.steps[n].output)
@@ -209,14 +205,14 @@ class _Actor:
                 st.repeat = None
                 why = f"{tool} rejected the value {suspect.out_tool} gave ({reading.reason})"
                 p_tool, p_args = suspect.last or (suspect.out_tool or "", {})
-                self.fault(suspect, p_tool, p_args, Reading(ObsKind.IMPLICIT, why), key, True)
+                self.fault(suspect, p_tool, p_args, Reading(ObsKind.IMPLICIT, why), True)
                 return
             if t.fix_draw(st.node.id, st.invalid, t.profile.fix_invalid_call):
                 self.fix(st, reading.reason)
             else:
                 st.repeat = (tool, args)
             return
-        self.fault(st, tool, args, reading, key, False)
+        self.fault(st, tool, args, reading, False)
         if st.status == "trusted":
             self.accept(st, obs, tool)
 
@@ -238,7 +234,7 @@ class _Actor:
         return self.steps[cands[-1]]
 
     def fault(
-        self, st: _Step, tool: str, args: dict[str, Any], reading: Reading, key: str, noticed: bool
+        self, st: _Step, tool: str, args: dict[str, Any], reading: Reading, noticed: bool
     ) -> None:
         """Deal with a faulty result of step ``st``: trust, retry, reroute or abort."""
         t = self.t
