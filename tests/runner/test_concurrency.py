@@ -158,12 +158,59 @@ def test_limits_with_worker_processes_are_refused_up_front(tmp_path):
     import subprocess
     import sys
 
+    REPLAN_RUN = [sys.executable, "-m", "replan.cli", "run"]
+    out = tmp_path / "r"
     proc = subprocess.run(
-        [sys.executable, "-m", "replan.cli", "run", "--workers", "2", "--rpm", "60"]
-        + ["--limit", "1", "--out", str(tmp_path / "r")],
+        [*REPLAN_RUN, "--workers", "2", "--rpm", "60", "--limit", "1", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 2 and "--workers 1" in proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
+
+
+def test_a_pause_is_capped_and_a_wait_has_a_deadline():
+    """A server asking for an hour pauses every caller for at most the retry cap; a call that
+    cannot get a slot within its deadline fails instead of waiting for ever."""
+    from replan.nodes.llm import RETRY_AFTER_CAP_S
+    from replan.runner.limits import SlotWaitTimeout
+
+    b = EndpointBudget()
+    b.pause(0.0, 3600.0)
+    assert b.try_acquire(1.0) == pytest.approx(RETRY_AFTER_CAP_S - 1.0)
+    limiter = LocalLimiter(default=Limits(max_in_flight=1))
+    assert limiter.try_acquire("e") == 0  # the only slot, held
+    handler = LimitCallbacks(limiter, "e", max_wait_s=0.3)
+    with pytest.raises(SlotWaitTimeout, match=r"no model slot for e within 0\.3 s"):
+        handler.on_chat_model_start({}, [], run_id=_uuid(2))
+    assert limiter.stats()["e"]["waits"] == 1 and limiter.stats()["e"]["in_flight"] == 1
+
+
+def test_limits_reach_the_chat_model_inside_wrappers_or_say_they_cannot():
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langchain_core.runnables import RunnableLambda
+
+    limiter = LocalLimiter()
+    wrapped = FakeListChatModel(responses=["a", "b"]).with_retry()
+    limit_model(wrapped, limiter, "e", strict=True).invoke("hi")
+    assert limiter.stats()["e"]["calls"] == 1
+    with pytest.raises(ValueError, match="takes no LangChain callbacks"):
+        limit_model(RunnableLambda(lambda x: x), limiter, "e", strict=True)
+    plain = RunnableLambda(lambda x: x)
+    assert limit_model(plain, limiter, "e") is plain  # counting only: left as it is
+
+
+def test_tokens_come_from_messages_or_from_the_provider_output():
+    from langchain_core.messages import AIMessage
+    from langchain_core.outputs import ChatGeneration, Generation, LLMResult
+
+    from replan.runner.limits import _tokens
+
+    usage = {"input_tokens": 7, "output_tokens": 5, "total_tokens": 12}
+    chat = LLMResult(generations=[[ChatGeneration(message=AIMessage("x", usage_metadata=usage))]])
+    text = LLMResult(
+        generations=[[Generation(text="x")]], llm_output={"token_usage": {"total_tokens": 30}}
+    )
+    assert _tokens(chat) == 12 and _tokens(text) == 30
+    assert _tokens(LLMResult(generations=[[Generation(text="x")]])) == 0

@@ -12,7 +12,7 @@ from replan.evaluators import scoring_stamp
 from replan.runner import process_backend
 from replan.runner.experiment import LocalBackend, RunConfig, arun, select_tasks, suite_options
 from replan.runner.process_backend import ProcessBackend
-from replan.runner.store import ResultsStore
+from replan.runner.store import ResultsStore, episode_key
 from replan.suites import load_suite
 
 pytestmark = pytest.mark.slow
@@ -77,12 +77,24 @@ def test_worker_death_past_retries_is_stored_then_resumed(tmp_path, monkeypatch)
 
 
 def test_silent_worker_is_killed_not_waited_for(tmp_path, monkeypatch):
-    monkeypatch.setattr(process_backend, "HANG_GRACE_S", 0.0)
-    cfg = replace(CFG, limit=2, agents=["react"], episode_timeout_s=1e-3)
-    out = asyncio.run(arun(cfg, tmp_path / "proc", backend=ProcessBackend(1)))
-    assert out.failures == out.ran == 2  # each recorded as a timeout, by the worker or the driver
+    """A worker that stops answering (the hook makes it sleep for an hour on one batch) is
+    killed after the episode deadline plus the grace; that batch is stored as timeouts and
+    the other batch still runs."""
+    monkeypatch.setattr(process_backend, "HANG_GRACE_S", 1.0)
+    cfg = replace(CFG, limit=2, agents=["react"], episode_timeout_s=2.0)
+    tasks = select_tasks(load_suite(cfg.suite, **suite_options(cfg)), cfg)
+    hung = episode_key(tasks[0].task_id, "react", cfg.models[0], 0)
+    monkeypatch.setenv("REPLAN_CHAOS_HANG_KEY", hung)
+    out = asyncio.run(
+        arun(cfg, tmp_path / "proc", tasks=tasks, backend=ProcessBackend(1, batch_size=1))
+    )
+    assert out.ran == 2 and out.failures == 1
     with ResultsStore(tmp_path / "proc") as s:
-        assert {e.end_reason.value for e in s.episodes()} == {"timeout"}
+        by_key = {e.episode_id: e for e in s.episodes()}
+    assert by_key[hung].end_reason.value == "timeout"
+    assert "sent nothing" in (by_key[hung].error or "")
+    (other,) = [e for k, e in by_key.items() if k != hung]
+    assert other.end_reason.value not in ("timeout", "crashed"), other.error
 
 
 def test_live_agent_object_is_refused():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -61,7 +62,7 @@ def run_command(
         None, min=1, help="at most N model calls at once per model endpoint, for the whole run"
     ),
     rpm: float = typer.Option(
-        None, "--rpm", min=0.001, help="at most N model requests per minute per endpoint"
+        None, "--rpm", min=1, help="at most N model requests per minute per endpoint"
     ),
     tpm: float = typer.Option(
         None, "--tpm", min=1, help="at most N model tokens per minute per endpoint"
@@ -290,8 +291,8 @@ def execute(
         return (done - first[0]) / max(time.perf_counter() - t0, 1e-9)
 
     def calls() -> str:
-        """Model calls now in flight, failed calls (each retried or final) and waits for a
-        slot under the run's limits or a server's Retry-After, over every endpoint."""
+        """Model calls now in flight, failed calls (each retried or final) and calls that
+        waited for a slot (the run's limits, or a server's Retry-After), over every endpoint."""
         limiter = getattr(be, "limiter", None)
         if limiter is None:
             return ""
@@ -299,7 +300,7 @@ def execute(
         total = {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
         return (
             f"model calls in flight {total['in_flight']} · failed calls "
-            f"{total['failed_calls']} · rate-limit waits {total['waits']}"
+            f"{total['failed_calls']} · waited for a slot {total['waits']}"
         )
 
     if interactive:
@@ -333,26 +334,49 @@ def execute(
                 )
 
             return run_interruptibly(arun(cfg, out, backend=be, progress=progress, **opts))
-    # without a terminal (a CI log, nohup), a plain line at most every PROGRESS_EVERY_S seconds
-    last = [t0]
+    # without a terminal (a CI log, nohup): a plain line every PROGRESS_EVERY_S seconds, also
+    # while no episode ends (a paused endpoint, slow calls), so a stall shows as one
     every = progress_every()
+    state = {"last": t0, "done": 0, "total": 0, "failures": 0}
+    lock = threading.Lock()
 
-    def log_progress(done: int, total: int, failures: int) -> None:
+    def line() -> None:
+        done, total = state["done"], state["total"]
         rate = rate_of(done)
-        now = time.perf_counter()
-        if now - last[0] < every or done >= total or done == first[0]:
-            return
-        last[0] = now
         eta = f"{(total - done) / rate / 60:.1f} min" if rate > 0 else "unknown"
         extra = calls()
         console.print(
             f"progress: {done}/{total} episodes · {rate:.1f}/s · ETA {eta} · failures "
-            f"{failures}" + (f" · {extra}" if extra else ""),
+            f"{state['failures']}" + (f" · {extra}" if extra else ""),
             highlight=False,
             soft_wrap=True,
         )
 
-    return run_interruptibly(arun(cfg, out, backend=be, progress=log_progress, **opts))
+    def log_progress(done: int, total: int, failures: int) -> None:
+        rate_of(done)  # the first call fixes where this run's rate starts
+        with lock:
+            state.update(done=done, total=total, failures=failures)
+            now = time.perf_counter()
+            if now - state["last"] < every or done >= total or done == first[0]:
+                return
+            state["last"] = now
+            line()
+
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(max(every, 1.0)):
+            with lock:
+                if state["total"] and time.perf_counter() - state["last"] >= every:
+                    state["last"] = time.perf_counter()
+                    line()
+
+    ticker = threading.Thread(target=tick, name="replan-progress", daemon=True)
+    ticker.start()
+    try:
+        return run_interruptibly(arun(cfg, out, backend=be, progress=log_progress, **opts))
+    finally:
+        stop.set()
 
 
 def finish(

@@ -175,8 +175,18 @@ class LocalBackend:
         size_executor(self.concurrency + SPARE_THREADS)
         if cfg.limits().any:
             self.limiter = LocalLimiter(default=cfg.limits())
-        LIMITER.set(self.limiter)  # the episodes' tasks below copy this context
-        SHARED_MODELS.set({})
+        # the episodes' tasks below copy this context; reset after, so a later run in the same
+        # context (a notebook) starts with its own limiter and clients
+        tokens = LIMITER.set(self.limiter), SHARED_MODELS.set({})
+        try:
+            await self._run(jobs, cfg, agent, on_done)
+        finally:
+            LIMITER.reset(tokens[0])
+            SHARED_MODELS.reset(tokens[1])
+
+    async def _run(
+        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
+    ) -> None:
         sem = asyncio.Semaphore(self.concurrency)
 
         async def one(job: Job) -> None:
@@ -400,7 +410,16 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
         return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
     limiter = LIMITER.get()
     if limiter is not None:
-        model = limit_model(model, limiter, spec)
+        try:
+            model = limit_model(
+                model,
+                limiter,
+                spec,
+                strict=cfg.limits().any,
+                max_wait_s=cfg.episode_timeout_s,  # past it nobody waits for the answer
+            )
+        except ValueError as exc:
+            return failed_episode(job, EndReason.MODEL_ERROR, str(exc))
     try:
         faults = fault_injector(job.task)
         if replan_point(job.task) and not cfg.agent_factory:

@@ -17,7 +17,6 @@ The same callbacks count calls in flight, failed calls and waits for the progres
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from collections import deque
@@ -27,11 +26,14 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.language_models import BaseLanguageModel
 
-from replan.nodes.llm import retry_after_s
+from replan.nodes.llm import RETRY_AFTER_CAP_S, retry_after_s
 
 #: seconds of the sliding window behind "per minute"
 WINDOW_S = 60.0
+#: seconds between two looks at a full endpoint when no release can wake the waiter (Ray)
+IN_FLIGHT_POLL_S = 0.05
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,8 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("max_in_flight", "requests_per_minute", "tokens_per_minute"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"{name} must be positive (got {value})")
+            if value is not None and value < 1:  # the window is one minute: less is not kept
+                raise ValueError(f"{name} must be at least 1 (got {value})")
 
     @property
     def any(self) -> bool:
@@ -70,6 +72,7 @@ class EndpointBudget:
     paused_until: float = 0.0
     requests: deque[float] = field(default_factory=deque)
     tokens: deque[tuple[float, int]] = field(default_factory=deque)
+    token_sum: int = 0
     calls: int = 0
     failed_calls: int = 0
     waits: int = 0
@@ -79,7 +82,7 @@ class EndpointBudget:
         while self.requests and self.requests[0] <= now - WINDOW_S:
             self.requests.popleft()
         while self.tokens and self.tokens[0][0] <= now - WINDOW_S:
-            self.tokens.popleft()
+            self.token_sum -= self.tokens.popleft()[1]
 
     def try_acquire(self, now: float) -> float:
         """Take a slot and return 0.0, or take nothing and return the seconds to wait first."""
@@ -87,13 +90,12 @@ class EndpointBudget:
         lim = self.limits
         waits = [self.paused_until - now]
         if lim.max_in_flight is not None and self.in_flight >= lim.max_in_flight:
-            waits.append(0.01)  # a slot frees when a call ends: look again soon
+            waits.append(IN_FLIGHT_POLL_S)  # a slot frees when a call ends (a release wakes)
         if lim.requests_per_minute is not None and len(self.requests) >= lim.requests_per_minute:
             waits.append(self.requests[0] + WINDOW_S - now)
-        if lim.tokens_per_minute is not None:
-            used = sum(n for _, n in self.tokens)
-            if used >= lim.tokens_per_minute and self.tokens:
-                waits.append(self.tokens[0][0] + WINDOW_S - now)
+        tpm = lim.tokens_per_minute
+        if tpm is not None and self.token_sum >= tpm and self.tokens:
+            waits.append(self.tokens[0][0] + WINDOW_S - now)
         wait = max(waits)
         if wait > 0:
             return max(wait, 0.001)
@@ -109,10 +111,12 @@ class EndpointBudget:
         self.failed_calls += int(failed)
         if tokens > 0:
             self.tokens.append((now, tokens))
+            self.token_sum += tokens
 
     def pause(self, now: float, seconds: float) -> None:
-        """The server asked every caller to wait ``seconds`` (``Retry-After``)."""
-        self.paused_until = max(self.paused_until, now + seconds)
+        """The server asked every caller to wait ``seconds`` (``Retry-After``; at most
+        :data:`~replan.nodes.llm.RETRY_AFTER_CAP_S`, as a single call's retry waits)."""
+        self.paused_until = max(self.paused_until, now + min(seconds, RETRY_AFTER_CAP_S))
 
     def waited(self, seconds: float) -> None:
         """A call waited ``seconds`` for its slot (counted once per call that had to wait)."""
@@ -174,14 +178,21 @@ class LocalLimiter:
     def __init__(self, limits: dict[str, Limits] | None = None, default: Limits | None = None):
         self._budgets = Budgets(limits, default)
         self._lock = threading.Lock()
+        self._released = threading.Condition(self._lock)
 
     def try_acquire(self, endpoint: str) -> float:
         with self._lock:
             return self._budgets.try_acquire(endpoint, time.monotonic())
 
+    def sleep(self, seconds: float) -> None:
+        """Wait ``seconds``, or less when a call ends somewhere (a slot may have freed)."""
+        with self._released:
+            self._released.wait(seconds)
+
     def release(self, endpoint: str, tokens: int, failed: bool) -> None:
         with self._lock:
             self._budgets.release(endpoint, time.monotonic(), tokens, failed)
+            self._released.notify_all()
 
     def pause(self, endpoint: str, seconds: float) -> None:
         with self._lock:
@@ -198,47 +209,83 @@ class LocalLimiter:
 
 
 def _tokens(response: Any) -> int:
-    """Total tokens of an ``LLMResult`` (usage metadata of its messages), 0 when unknown."""
+    """Total tokens of an ``LLMResult``: its messages' usage metadata, else the provider's
+    ``llm_output`` token usage (completion models); 0 when the model reports none."""
     total = 0
     for gens in getattr(response, "generations", None) or []:
         for gen in gens:
             usage = getattr(getattr(gen, "message", None), "usage_metadata", None) or {}
             total += int(usage.get("total_tokens") or 0)
+    if not total:
+        out = getattr(response, "llm_output", None) or {}
+        usage = out.get("token_usage") or out.get("usage") or {}
+        if isinstance(usage, dict):
+            total = int(usage.get("total_tokens") or 0)
     return total
+
+
+class SlotWaitTimeout(RuntimeError):
+    """A model call waited longer than its deadline for a slot under the run's limits."""
 
 
 class LimitCallbacks(BaseCallbackHandler):
     """Callbacks that hold each model call of one endpoint to the run's limits.
 
-    A call waits for its slot in ``on_chat_model_start``, which LangChain completes before it
-    sends the request (in the calling thread for ``invoke``; in an executor thread for
-    ``ainvoke``, as this handler is not ``run_inline``, so a wait never blocks the event loop),
-    and frees it in ``on_llm_end``/``on_llm_error``; an error that carries ``Retry-After``
-    pauses the endpoint for every caller.
+    A call waits for its slot in ``on_chat_model_start`` (``on_llm_start`` for completion
+    models), which LangChain completes in the calling thread before it sends the request, and
+    frees it in ``on_llm_end``/``on_llm_error``; an error that carries ``Retry-After`` pauses
+    the endpoint for every caller. A call that has waited ``max_wait_s`` (the runner passes
+    the episode deadline: past it nobody waits for the answer) fails with
+    :class:`SlotWaitTimeout`, so an abandoned episode's thread does not wait for ever.
+
+    These are the synchronous calls every episode the runner plays makes (its designs, the
+    replan-point graph and a user's graph all run synchronously in worker threads). A model
+    called with ``ainvoke`` in a user's own code runs this handler in an executor thread:
+    limits hold there too, but a cancelled ``ainvoke`` can leave its slot taken, so async
+    code under ``--max-in-flight`` is not supported.
     """
 
     raise_error = True  # a limiter failure must not let a call through unlimited
 
-    def __init__(self, limiter: Limiter, endpoint: str, *, sleep: Any = time.sleep):
+    def __init__(
+        self,
+        limiter: Limiter,
+        endpoint: str,
+        *,
+        max_wait_s: float | None = None,
+        sleep: Any = None,
+    ):
         self.limiter = limiter
         self.endpoint = endpoint
-        self.sleep = sleep
+        self.max_wait_s = max_wait_s
+        # a local limiter wakes its waiters when a call ends; otherwise look again later
+        self.sleep = sleep or getattr(limiter, "sleep", None) or time.sleep
         self._open: set[UUID] = set()
         self._lock = threading.Lock()
 
     def on_chat_model_start(
         self, serialized: dict[str, Any], messages: Any, *, run_id: UUID, **kwargs: Any
     ) -> None:
-        waited = 0.0
+        start = time.monotonic()
+        waited = False
         while (wait := self.limiter.try_acquire(self.endpoint)) > 0:
+            waited = True
+            if self.max_wait_s is not None and time.monotonic() - start + wait > self.max_wait_s:
+                self.limiter.waited(self.endpoint, time.monotonic() - start)
+                raise SlotWaitTimeout(
+                    f"no model slot for {self.endpoint} within {self.max_wait_s:g} s under the "
+                    "run's limits (--max-in-flight/--rpm/--tpm, or the server's Retry-After)"
+                )
             self.sleep(min(wait, 1.0))  # re-check at least every second
-            waited += min(wait, 1.0)
         if waited:
-            self.limiter.waited(self.endpoint, waited)
+            self.limiter.waited(self.endpoint, time.monotonic() - start)
         with self._lock:
             self._open.add(run_id)
 
-    on_llm_start = on_chat_model_start  # completion-style models
+    def on_llm_start(
+        self, serialized: dict[str, Any], prompts: Any, *, run_id: UUID, **kwargs: Any
+    ) -> None:
+        self.on_chat_model_start(serialized, prompts, run_id=run_id, **kwargs)
 
     def _close(self, run_id: UUID) -> bool:
         with self._lock:
@@ -263,10 +310,32 @@ class LimitCallbacks(BaseCallbackHandler):
 LIMITER: ContextVar[Limiter | None] = ContextVar("replan_limiter", default=None)
 
 
-def limit_model(model: Any, limiter: Limiter, endpoint: str) -> Any:
-    """``model`` with :class:`LimitCallbacks` added to its own callbacks (once)."""
-    handler = LimitCallbacks(limiter, endpoint)
-    current = getattr(model, "callbacks", None)
+def _innermost(model: Any) -> Any:
+    """The chat model inside LangChain's wrappers (``bind``, ``with_retry``, fallbacks)."""
+    seen = 0
+    while not isinstance(model, BaseLanguageModel) and seen < 8:
+        inner = getattr(model, "bound", None) or getattr(model, "runnable", None)
+        if inner is None:
+            break
+        model, seen = inner, seen + 1
+    return model
+
+
+def limit_model(
+    model: Any,
+    limiter: Limiter,
+    endpoint: str,
+    *,
+    strict: bool = False,
+    max_wait_s: float | None = None,
+) -> Any:
+    """``model`` with :class:`LimitCallbacks` added to its own callbacks (once; through
+    LangChain's wrappers to the chat model inside). ``strict``: a model that takes no callbacks
+    raises ``ValueError`` (limits were asked for and could not hold it) instead of running
+    uncounted."""
+    handler = LimitCallbacks(limiter, endpoint, max_wait_s=max_wait_s)
+    target = _innermost(model)
+    current = getattr(target, "callbacks", None)
     attached = current.handlers if isinstance(current, BaseCallbackManager) else current or []
     if any(
         isinstance(h, LimitCallbacks) and h.limiter is limiter and h.endpoint == endpoint
@@ -276,8 +345,16 @@ def limit_model(model: Any, limiter: Limiter, endpoint: str) -> Any:
     if isinstance(current, BaseCallbackManager):
         current.add_handler(handler, inherit=True)
         return model
-    with contextlib.suppress(AttributeError, TypeError, ValueError):  # takes no callbacks
-        model.callbacks = [*(current or []), handler]
+    try:
+        if not isinstance(target, BaseLanguageModel):  # an attribute set there would do nothing
+            raise TypeError(type(target).__name__)
+        target.callbacks = [*(current or []), handler]
+    except (AttributeError, TypeError, ValueError):
+        if strict:
+            raise ValueError(
+                f"the model for {endpoint} ({type(target).__name__}) takes no LangChain "
+                "callbacks, so --max-in-flight/--rpm/--tpm cannot hold its calls"
+            ) from None
     return model
 
 
@@ -289,5 +366,6 @@ __all__ = [
     "Limiter",
     "Limits",
     "LocalLimiter",
+    "SlotWaitTimeout",
     "limit_model",
 ]

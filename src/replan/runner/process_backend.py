@@ -21,6 +21,7 @@ import math
 import multiprocessing as mp
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,13 +41,14 @@ from replan.runner.experiment import (
     score_rows,
     size_executor,
 )
+from replan.runner.safety import run_abandoning_threads
 
 #: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
 HANG_GRACE_S = 60.0
 #: the most jobs per batch: small batches balance the workers and keep messages small
 MAX_BATCH = 32
 #: environment variables the workers take from the driver (test fault injection)
-_PASSED_ENV = ("REPLAN_CHAOS_KILL_KEY", "REPLAN_CHAOS_MARKER")
+_PASSED_ENV = ("REPLAN_CHAOS_KILL_KEY", "REPLAN_CHAOS_MARKER", "REPLAN_CHAOS_HANG_KEY")
 
 
 def cpu_workers() -> int:
@@ -88,8 +90,17 @@ def _worker_main(conn: Connection, cfg: RunConfig, env: dict[str, str]) -> None:
             return
         batch_id, jobs = msg
         _chaos_hook(jobs)
-        asyncio.run(_run_batch(conn, batch_id, jobs, cfg))
+        _hang_hook(jobs)
+        run_abandoning_threads(_run_batch(conn, batch_id, jobs, cfg))
         conn.send(("done", batch_id))
+
+
+def _hang_hook(jobs: list[Job]) -> None:
+    """Fault injection for tests: with ``REPLAN_CHAOS_HANG_KEY`` naming a job key, the worker
+    given that job's batch stops answering (as a worker stuck in native code would)."""
+    key = os.environ.get("REPLAN_CHAOS_HANG_KEY")
+    if key and any(j.key == key for j in jobs):
+        time.sleep(3600)
 
 
 async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig) -> None:
@@ -143,7 +154,10 @@ class _Worker:
     def give(self, batch_id: int, batch: _Batch, now: float) -> None:
         self.batch, self.batch_id, self.heard = batch, batch_id, now
         batch.given = [i for i in range(len(batch.jobs)) if i not in batch.sent]
-        self.conn.send((batch_id, [batch.jobs[i] for i in batch.given]))
+        # a worker that died since its last batch: the run loop sees it dead and runs the batch
+        # again elsewhere
+        with contextlib.suppress(OSError):
+            self.conn.send((batch_id, [batch.jobs[i] for i in batch.given]))
 
     def messages(self) -> list[tuple[Any, ...]]:
         """Every message waiting in the pipe (also after the worker died)."""

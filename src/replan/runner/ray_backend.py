@@ -34,6 +34,7 @@ from replan.runner.experiment import (
     size_executor,
 )
 from replan.runner.limits import LIMITER, Budgets, Limits
+from replan.runner.safety import run_abandoning_threads
 
 
 def _ray() -> Any:
@@ -116,7 +117,8 @@ def run_batch(jobs: list[Job], cfg: RunConfig, limiter: Any = None) -> list[str]
 
         return await asyncio.gather(*(one(j) for j in jobs))
 
-    return [ep.to_json() for ep in asyncio.run(go())]
+    # a node thread stuck past its deadline must not hold the batch (asyncio.run joins them)
+    return [ep.to_json() for ep in run_abandoning_threads(go())]
 
 
 class RayBackend:
@@ -161,10 +163,13 @@ class RayBackend:
                 **self.init_kwargs,
             )
         workers = int(ray.cluster_resources().get("CPU", 1))
-        limiter = None
-        if self.endpoint_limits or cfg.limits().any:
-            # one actor per run, gone with the driver: no count survives into another run
-            limiter = ray.remote(EndpointLimiter).remote(self.endpoint_limits, cfg.limits())
+        # one actor per run, gone with the driver: no count survives into another run. Each
+        # Ray task runs --concurrency episodes, so without a limit of the user's the cluster
+        # holds each endpoint to --concurrency calls at once (what --concurrency asks for)
+        limits = cfg.limits()
+        if not limits.any:
+            limits = Limits(max_in_flight=max(1, cfg.concurrency))
+        limiter = ray.remote(EndpointLimiter).remote(self.endpoint_limits, limits)
         remote = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(run_batch)
         pending = {}
         for batch in self._batches(jobs, workers):

@@ -68,6 +68,23 @@ async def in_daemon_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -
     return await fut
 
 
+def run_abandoning_threads(coro: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coro)`` that does not wait for the loop's executor threads at the end.
+
+    ``asyncio.run`` joins every executor thread before it returns, with no timeout, so one
+    node thread stuck past its episode's deadline (a hung model call, an abandoned wait) would
+    hold a whole batch, and the worker running it, for as long as it stays stuck.
+    """
+    loop = asyncio.new_event_loop()
+    try:
+        return loop.run_until_complete(coro)
+    finally:
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()  # shuts the default executor down without waiting for its threads
+
+
 def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on a new event loop; the first Ctrl-C cancels it, a second ends the process.
 
@@ -76,7 +93,7 @@ def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
     worker threads are not waited for, so a hung model call or agent cannot hold the exit.
     """
     if threading.current_thread() is not threading.main_thread():
-        return asyncio.run(coro)
+        return run_abandoning_threads(coro)
     loop = asyncio.new_event_loop()
     main = loop.create_task(coro)
     interrupted = threading.Event()
