@@ -49,12 +49,10 @@ def test_a_llama_build_that_dies_on_this_processor_is_one_line_not_a_dead_proces
     """The probe's child dies of SIGILL as a build for another CPU does; the parent lives and
     says how to rebuild; an ordinary failure gives its last line."""
     monkeypatch.setattr(local, "_PROBE", "import os, signal; os.kill(os.getpid(), signal.SIGILL)")
-    why = local.llama_probe.__wrapped__("model.gguf")
+    why = local._probe("model.gguf", 60)
     assert "SIGILL" in why and "GGML_NATIVE=OFF" in why and "\n" not in why
     monkeypatch.setattr(local, "_PROBE", "raise ValueError('Failed to load model from file')")
-    assert local.llama_probe.__wrapped__() == (
-        "llama.cpp failed: ValueError: Failed to load model from file"
-    )
+    assert local._probe(None, 60) == "llama.cpp failed: ValueError: Failed to load model from file"
 
 
 def test_turns_are_rendered_and_constrained_without_running_a_model() -> None:

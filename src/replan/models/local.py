@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import hashlib
 import importlib.util
 import json
@@ -201,15 +200,28 @@ if len(sys.argv) > 1:
 """
 
 
-@functools.cache
+#: the (model path, None) probes that passed in this process (a failure is probed again)
+_PROBED: set[str | None] = set()
+
+
 def llama_probe(model_path: str | None = None, timeout_s: float = 300.0) -> str | None:
     """Import llama.cpp (and, given a path, load that model and decode one token) in a child
-    process: ``None`` when it works, else one line saying why.
+    process: ``None`` when it works, else one line saying why. A pass is remembered for the
+    process; a failure (perhaps a slow disk, since fixed) is tried again next time.
 
     Why a child: a llama.cpp build made for another processor dies with SIGILL ("Illegal
     instruction") at its first vector instruction, which no ``try`` catches: in-process it
     would take the whole run (or the whole test session) down with nothing stored.
     """
+    if model_path in _PROBED:
+        return None
+    why = _probe(model_path, timeout_s)
+    if why is None:
+        _PROBED.add(model_path)
+    return why
+
+
+def _probe(model_path: str | None, timeout_s: float) -> str | None:
     argv = [sys.executable, "-c", _PROBE, *([model_path] if model_path else [])]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
