@@ -6,7 +6,9 @@ interpreter: the server's work does not share the runner's GIL), runs the same s
 instances with the ReAct design at each concurrency through the real runner (``arun``, the
 OpenAI client over HTTP, the store), and prints episodes/s, model calls/s, the most requests the
 server saw in flight at once (counted server-side), and calls/s as a fraction of the bound
-``concurrency / latency``.
+``concurrency / latency``, with the runner's CPU time (share of one core, and per episode):
+where calls/s falls short of the bound while the server sees the full concurrency in flight,
+the runner's own CPU per episode is what stands in the way.
 
     .venv/bin/python benchmarks/bench_llm_concurrency.py [--latency 0.2] [--episodes 256]
         [--levels 1,8,32,128]
@@ -28,7 +30,7 @@ import time
 import urllib.request
 
 from replan.runner.experiment import LocalBackend, RunConfig, arun
-from replan.suites.toolmaze import generate
+from replan.suites import load_suite
 
 
 def start_server(latency: float, tool_turns: int) -> tuple[subprocess.Popen, str]:
@@ -64,10 +66,10 @@ def measure(tasks: list, base_url: str, concurrency: int) -> dict:
         limit=len(tasks),  # every task given, not the stratified default subset
     )
     backend = LocalBackend(concurrency)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as out:
         outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     after = server_stats(base_url)
     calls = after["requests"] - before["requests"]
     return {
@@ -77,6 +79,8 @@ def measure(tasks: list, base_url: str, concurrency: int) -> dict:
         "wall_s": wall,
         "episodes_per_s": outcome.ran / wall,
         "calls_per_s": calls / wall,
+        "cpu_ms_per_episode": 1000 * cpu / max(1, outcome.ran),
+        "cpu_share": cpu / wall,
         "peak": backend.limiter.stats().get("openai:fake", {}).get("peak_in_flight", 0),
     }
 
@@ -89,14 +93,14 @@ def main() -> None:
     ap.add_argument("--levels", default="1,8,32,128")
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
-    tasks = list(generate(limit=args.episodes))[: args.episodes]
+    tasks = load_suite("toolmaze")[: args.episodes]
     print(
         f"{len(tasks)} react episodes per level, {args.tool_turns + 1} model calls each at "
         f"most, server latency {args.latency * 1000:.0f} ms"
     )
     print(
         f"{'concurrency':>11} {'wall s':>7} {'eps/s':>7} {'calls/s':>8} {'server max':>10} "
-        f"{'bound':>7} {'of bound':>8}"
+        f"{'bound':>7} {'of bound':>8} {'runner CPU':>10} {'CPU ms/ep':>9}"
     )
     for c in levels:
         proc, url = start_server(args.latency, args.tool_turns)  # fresh counts per level
@@ -110,7 +114,8 @@ def main() -> None:
         print(
             f"{c:>11} {row['wall_s']:>7.1f} {row['episodes_per_s']:>7.1f} "
             f"{row['calls_per_s']:>8.1f} {server_max:>10} {bound:>7.0f} "
-            f"{row['calls_per_s'] / bound:>8.2f}"
+            f"{row['calls_per_s'] / bound:>8.2f} {row['cpu_share']:>9.0%} "
+            f"{row['cpu_ms_per_episode']:>9.0f}"
             + (f"  ({row['failures']} failed)" if row["failures"] else "")
         )
 
