@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references, reference_text
 from replan.core.tools import ToolSpec
@@ -166,9 +166,26 @@ class View:
         self.query = query
         self.specs = dict(specs)
         self.kinds = kinds
-        self.literals = self._literals()
+        self.literals = self._cached_literals()
 
     # -- values the query states -------------------------------------------------------------
+    #: (kinds, query) -> literals: every model turn of an episode reads the same query, and
+    #: scanning it costs one regex per example value of every kind (hundreds, more than re's
+    #: own cache holds); about half of a simulated episode's CPU before this cache
+    _LITERALS: ClassVar[dict[tuple[int, str], tuple[Mapping[str, Any], tuple[Literal, ...]]]] = {}
+    _LITERALS_MAX: ClassVar[int] = 4096
+
+    def _cached_literals(self) -> list[Literal]:
+        key = (id(self.kinds), self.query)
+        hit = View._LITERALS.get(key)
+        if hit is not None and hit[0] is self.kinds:  # the same kinds, not a reused id
+            return list(hit[1])
+        found = self._literals()
+        if len(View._LITERALS) >= View._LITERALS_MAX:
+            View._LITERALS.clear()
+        View._LITERALS[key] = (self.kinds, tuple(found))
+        return found
+
     def _literals(self) -> list[Literal]:
         out: list[Literal] = []
         for kname, k in self.kinds.items():
