@@ -11,6 +11,7 @@ this module only says what a careful reader could see.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -171,11 +172,18 @@ _TEMP = frozenset(["temp", "temperature", "celsius", "fahrenheit"])
 _PERCENT = frozenset(["percent", "pct", "humidity", "probability", "chance"])
 
 
-def _has(label: str, words: frozenset[str]) -> bool:
-    """Whether a word of ``label`` (split at ``_``, ``-``, spaces, camelCase) is in ``words``."""
+@functools.lru_cache(maxsize=8192)
+def _words(label: str) -> tuple[str, ...]:
+    """The words of ``label`` (split at ``_``, ``-``, spaces, camelCase), each also without a
+    plural ``s``; labels repeat on every observation read, so they are split once."""
     label = re.sub(r"([a-z])([A-Z])", r"\1_\2", label).lower()
     toks = [t for t in re.split(r"[^a-z0-9]+", label) if t]
-    return any(t in words or t.rstrip("s") in words for t in toks)
+    return tuple(dict.fromkeys(x for t in toks for x in (t, t.rstrip("s"))))
+
+
+def _has(label: str, words: frozenset[str]) -> bool:
+    """Whether a word of ``label`` (split at ``_``, ``-``, spaces, camelCase) is in ``words``."""
+    return any(t in words for t in _words(label))
 
 
 _COUNT = frozenset(
