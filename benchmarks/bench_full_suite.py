@@ -14,7 +14,15 @@ the full suite's time extrapolated from the measured rate when ``--limit`` ran a
 
     .venv/bin/python benchmarks/bench_full_suite.py [--limit 200] [--workers 0]
 
-Measured 2026-12-01 on this project's machine: 2 cores shared with a CI trial (load average 4
+Measured 2026-12-01 at 15:07, after the simulated model stopped rescanning the query on every
+turn (about 3x less CPU per episode), on 2 otherwise idle cores (load 0.4 at the start, 4.4 during
+the run, its own processes): one process 9.0 episodes/s on the 160-episode slice, two workers
+14.1 (1.57x; CPU per episode 1.01x); the whole suite, 8,000 episodes, 393 s = 6.6 min with two
+workers (20.3 episodes/s, 93 ms CPU per episode; peak RSS driver 290 MB, largest worker 312 MB,
+all workers 745 MB); summary + report of 8,000 episodes 14.5 s, peak RSS 383 MB (29.6 kB per
+episode over the slice's 157 MB).
+
+Earlier the same day, before that change, on 2 cores shared with a CI trial (load average 4
 to 20 during the runs, CPU pressure 99%), so wall times are several times what an idle machine
 gives; the ratios and the CPU time per episode are what to read.
 
