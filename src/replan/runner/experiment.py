@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import math
 import time
 import traceback
 import weakref
@@ -160,6 +161,53 @@ def size_executor(threads: int) -> None:
     _EXECUTORS[loop] = threads
 
 
+def split_batches(
+    jobs: Sequence[Job], workers: int, batch_size: int | None = None, max_size: int | None = None
+) -> list[list[Job]]:
+    """``jobs`` in batches for ``workers`` workers: ``batch_size`` each, or about four batches
+    per worker (big enough to amortise a hand-over, small enough to balance), at most
+    ``max_size``."""
+    size = batch_size or max(1, math.ceil(len(jobs) / max(1, workers * 4)))
+    if not batch_size and max_size:
+        size = min(size, max_size)
+    return [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
+
+
+async def play(
+    jobs: Sequence[Job],
+    cfg: RunConfig,
+    *,
+    concurrency: int,
+    limiter: Any = None,
+    agent: Callable[..., Any] | None = None,
+    done: Callable[[int, Job, Episode], None] | None = None,
+) -> list[Episode]:
+    """Play ``jobs``, ``concurrency`` at a time, as every backend does in its process: executor
+    threads for each episode in flight, the run's ``limiter`` on every model call, one client
+    per shared model kind; ``done(index, job, episode)`` as each ends. Episodes in job order.
+
+    The context variables are reset after, so a later run in the same context (a notebook, a
+    long-lived worker) starts with its own limiter and clients.
+    """
+    n = max(1, concurrency)
+    size_executor(n + SPARE_THREADS)
+    tokens = LIMITER.set(limiter), SHARED_MODELS.set({})
+    try:
+        sem = asyncio.Semaphore(n)
+
+        async def one(index: int, job: Job) -> Episode:
+            async with sem:
+                ep = await run_job(job, cfg, agent)
+            if done is not None:
+                done(index, job, ep)
+            return ep
+
+        return list(await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs))))
+    finally:
+        LIMITER.reset(tokens[0])
+        SHARED_MODELS.reset(tokens[1])
+
+
 class LocalBackend:
     """asyncio tasks under a semaphore of ``concurrency``, in this process; every model call of
     the run held to the run's per-endpoint limits (``limiter``, whose counts the progress line
@@ -172,29 +220,16 @@ class LocalBackend:
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
     ) -> None:
-        size_executor(self.concurrency + SPARE_THREADS)
         if cfg.limits().any:
             self.limiter = LocalLimiter(default=cfg.limits())
-        # the episodes' tasks below copy this context; reset after, so a later run in the same
-        # context (a notebook) starts with its own limiter and clients
-        tokens = LIMITER.set(self.limiter), SHARED_MODELS.set({})
-        try:
-            await self._run(jobs, cfg, agent, on_done)
-        finally:
-            LIMITER.reset(tokens[0])
-            SHARED_MODELS.reset(tokens[1])
-
-    async def _run(
-        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
-    ) -> None:
-        sem = asyncio.Semaphore(self.concurrency)
-
-        async def one(job: Job) -> None:
-            async with sem:
-                ep = await run_job(job, cfg, agent)
-            on_done(job, ep)
-
-        await asyncio.gather(*(one(j) for j in jobs))
+        await play(
+            jobs,
+            cfg,
+            concurrency=self.concurrency,
+            limiter=self.limiter,
+            agent=agent,
+            done=lambda _, job, ep: on_done(job, ep),
+        )
 
 
 def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:

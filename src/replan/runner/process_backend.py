@@ -30,16 +30,14 @@ from typing import Any
 
 from replan.core.trace import EndReason, Episode
 from replan.runner.experiment import (
-    SHARED_MODELS,
-    SPARE_THREADS,
     Job,
     OnDone,
     RunConfig,
     Scored,
     failed_episode,
-    run_job,
+    play,
     score_rows,
-    size_executor,
+    split_batches,
 )
 from replan.runner.safety import run_abandoning_threads
 
@@ -104,17 +102,10 @@ def _hang_hook(jobs: list[Job]) -> None:
 
 
 async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig) -> None:
-    # as the local backend does: threads for every episode in flight, model clients built once
-    size_executor(max(1, cfg.concurrency) + SPARE_THREADS)
-    SHARED_MODELS.set({})
-    sem = asyncio.Semaphore(max(1, cfg.concurrency))
-
-    async def one(index: int, job: Job) -> None:
-        async with sem:
-            ep = await run_job(job, cfg)
+    def done(index: int, job: Job, ep: Episode) -> None:
         conn.send(("ep", batch_id, index, ep.to_json(), _score(job, ep)))
 
-    await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs)))
+    await play(jobs, cfg, concurrency=cfg.concurrency, done=done)
 
 
 def _score(job: Job, ep: Episode) -> Scored | None:
@@ -193,9 +184,8 @@ class ProcessBackend:
         self.max_retries = max_retries
 
     def _batches(self, jobs: Sequence[Job]) -> list[_Batch]:
-        # about four batches per worker, at most MAX_BATCH jobs: balanced, small messages
-        size = self.batch_size or min(MAX_BATCH, max(1, math.ceil(len(jobs) / (self.workers * 4))))
-        return [_Batch(list(jobs[i : i + size])) for i in range(0, len(jobs), size)]
+        # at most MAX_BATCH jobs a batch: small messages
+        return [_Batch(b) for b in split_batches(jobs, self.workers, self.batch_size, MAX_BATCH)]
 
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone

@@ -6,9 +6,9 @@ finish, so resume, reports and the kill-and-resume guarantee are the same as loc
 clients are built on the workers from the model spec (``make_model``), so no API key travels in
 a task payload: keys come from the workers' environment.
 
-Rate limits are per endpoint, not per worker: :class:`EndpointLimiter` is one named Ray actor
-per cluster holding the same per-endpoint budgets the local backend keeps in-process
-(:class:`replan.runner.limits.Budgets`: calls in flight, requests and tokens per minute,
+Rate limits are per endpoint, not per worker: :class:`EndpointLimiter` is one Ray actor per
+run, the very limiter the local backend keeps in-process
+(:class:`replan.runner.limits.LocalLimiter`: calls in flight, requests and tokens per minute,
 ``Retry-After`` pauses); every model call on every worker asks it for a slot through the same
 callbacks (:class:`replan.runner.limits.LimitCallbacks`).
 """
@@ -16,24 +16,20 @@ callbacks (:class:`replan.runner.limits.LimitCallbacks`).
 from __future__ import annotations
 
 import asyncio
-import math
 import os
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
 from replan.runner.experiment import (
-    SHARED_MODELS,
-    SPARE_THREADS,
     Job,
     OnDone,
     RunConfig,
     failed_episode,
-    run_job,
-    size_executor,
+    play,
+    split_batches,
 )
-from replan.runner.limits import LIMITER, Budgets, Limits
+from replan.runner.limits import Limits, LocalLimiter
 from replan.runner.safety import run_abandoning_threads
 
 
@@ -47,27 +43,10 @@ def _ray() -> Any:
     return ray
 
 
-class EndpointLimiter:
-    """The run's per-endpoint :class:`~replan.runner.limits.Budgets` for the whole cluster
-    (a Ray actor: its methods run one at a time, so they need no lock)."""
-
-    def __init__(self, limits: dict[str, Limits], default: Limits):
-        self.budgets = Budgets(limits, default)
-
-    def try_acquire(self, endpoint: str) -> float:
-        return self.budgets.try_acquire(endpoint, time.monotonic())
-
-    def release(self, endpoint: str, tokens: int, failed: bool) -> None:
-        self.budgets.release(endpoint, time.monotonic(), tokens, failed)
-
-    def pause(self, endpoint: str, seconds: float) -> None:
-        self.budgets.pause(endpoint, time.monotonic(), seconds)
-
-    def waited(self, endpoint: str, seconds: float) -> None:
-        self.budgets.waited(endpoint, seconds)
-
-    def stats(self) -> dict[str, dict[str, Any]]:
-        return self.budgets.stats()
+#: the run's per-endpoint budgets for the whole cluster, as a Ray actor: the very limiter the
+#: local backend keeps in-process (its lock is uncontended there: an actor's methods run one
+#: at a time)
+EndpointLimiter = LocalLimiter
 
 
 class ActorLimiter:
@@ -105,20 +84,10 @@ def run_batch(jobs: list[Job], cfg: RunConfig, limiter: Any = None) -> list[str]
     """Worker side: run a batch of jobs concurrently; returns Episode JSON texts in job order."""
     _chaos_hook(jobs)
 
-    async def go() -> list[Episode]:
-        size_executor(max(1, cfg.concurrency) + SPARE_THREADS)
-        LIMITER.set(ActorLimiter(limiter) if limiter is not None else None)
-        SHARED_MODELS.set({})
-        sem = asyncio.Semaphore(max(1, cfg.concurrency))
-
-        async def one(j: Job) -> Episode:
-            async with sem:
-                return await run_job(j, cfg)
-
-        return await asyncio.gather(*(one(j) for j in jobs))
-
+    handle = ActorLimiter(limiter) if limiter is not None else None
     # a node thread stuck past its deadline must not hold the batch (asyncio.run joins them)
-    return [ep.to_json() for ep in run_abandoning_threads(go())]
+    eps = run_abandoning_threads(play(jobs, cfg, concurrency=cfg.concurrency, limiter=handle))
+    return [ep.to_json() for ep in eps]
 
 
 class RayBackend:
@@ -140,11 +109,6 @@ class RayBackend:
         self.max_retries = max_retries
         self.endpoint_limits = dict(endpoint_limits or {})
         self.init_kwargs = dict(init_kwargs or {})
-
-    def _batches(self, jobs: Sequence[Job], workers: int) -> list[list[Job]]:
-        # about four batches per worker: big enough to amortise a task, small enough to balance
-        size = self.batch_size or max(1, math.ceil(len(jobs) / max(1, workers * 4)))
-        return [list(jobs[i : i + size]) for i in range(0, len(jobs), size)]
 
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
@@ -172,7 +136,7 @@ class RayBackend:
         limiter = ray.remote(EndpointLimiter).remote(self.endpoint_limits, limits)
         remote = ray.remote(max_retries=self.max_retries, retry_exceptions=False)(run_batch)
         pending = {}
-        for batch in self._batches(jobs, workers):
+        for batch in split_batches(jobs, workers, self.batch_size):
             pending[remote.remote(batch, cfg, limiter)] = batch
         while pending:
             ready, _ = await asyncio.to_thread(ray.wait, list(pending), num_returns=1)
