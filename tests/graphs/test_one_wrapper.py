@@ -21,6 +21,7 @@ from replan.env.tool_wrapper import FaultSession, StepBudgetExceeded, WorldCalls
 from replan.graphs import build_graph
 from replan.graphs.inputs import agent_inputs
 from replan.nodes.config import AgentConfig
+from replan.nodes.episode import fixed
 from replan.nodes.executor import make_tools_node
 from replan.nodes.prompts import request_kind
 from replan.nodes.tools import world_of, world_session, world_tools
@@ -60,7 +61,7 @@ def _tool_calls():
 def test_design_tool_node_and_user_graph_record_the_same_steps(travel_task):
     # our designs: the ReAct tool node over the graph state's snapshot
     world = _faulty_world(travel_task)
-    node = make_tools_node(world, AgentConfig())
+    node = make_tools_node(fixed(None, world), AgentConfig())  # type: ignore[arg-type]  # no model read
     update = node(
         {"messages": [AIMessage(content="", tool_calls=_tool_calls())], "world": world.state}
     )

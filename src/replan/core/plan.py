@@ -15,6 +15,7 @@ anchored or bounded so that no input makes it backtrack over the rest of the tex
 
 from __future__ import annotations
 
+import graphlib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -546,14 +547,15 @@ def _validate(nodes: list[PlanNode], thought: str) -> Plan | ParseFailure:
         )
     if not any(n.id not in (ROOT, RESPONSE) or n.is_call for n in nodes):
         return ParseFailure(code="no_tasks", reason="the plan has no task nodes", thought=thought)
-    g = _nx().DiGraph()
-    g.add_nodes_from(seen)
-    for n in nodes:
-        g.add_edges_from((d, n.id) for d in n.deps)
-    try:
-        cycle = _nx().find_cycle(g)
-    except _nx().NetworkXNoCycle:
+    try:  # the standard library's check is cheap; networkx names the cycle when there is one
+        graphlib.TopologicalSorter({n.id: n.deps for n in nodes}).prepare()
         cycle = None
+    except graphlib.CycleError:
+        g = _nx().DiGraph()
+        g.add_nodes_from(seen)
+        for n in nodes:
+            g.add_edges_from((d, n.id) for d in n.deps)
+        cycle = _nx().find_cycle(g)
     if cycle:
         path = " -> ".join([e[0] for e in cycle] + [cycle[-1][1]])
         return ParseFailure(code="cycle", reason=f"dependency cycle: {path}", thought=thought)

@@ -1,8 +1,9 @@
 """The agent designs as compiled LangGraph graphs, and running one episode of one design.
 
 ``build_graph(design, model, world)`` compiles a registered design (:mod:`.registry`;
-:func:`design_names` lists them); ``run_episode`` builds the
-task's world, runs the graph and returns a scored :class:`~replan.core.trace.Episode` — it never
+:func:`design_names` lists them); ``run_episode`` builds the task's world, runs the design's
+graph (compiled once per design and configuration when the design allows it, see
+:func:`shared_graph`) and returns a scored :class:`~replan.core.trace.Episode` — it never
 raises for what happens inside the run: a model that keeps failing ends with ``model_error``,
 a node that crashes with ``crashed`` (and the error text), the budgets with their end reasons.
 
@@ -14,8 +15,11 @@ resumes from its last superstep: call ``run_episode`` again with the same ``chec
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,11 +36,13 @@ from replan.env import task_world
 from replan.env.checker import check
 from replan.env.world import FaultInjector, World
 from replan.graphs.dual_loop import build_dual_loop
+from replan.graphs.inputs import agent_inputs
 from replan.graphs.plan_conditioned import build_plan_conditioned
 from replan.graphs.react import build_react
 from replan.graphs.registry import DESIGN_REGISTRY, Design, design, design_names, get_design
 from replan.graphs.replanner_loop import build_replanner_loop
 from replan.nodes.config import AgentConfig, RetrySettings
+from replan.nodes.episode import RUNNING_EPISODE, episode_inputs
 from replan.nodes.frontier import WAVE_THREADS
 from replan.nodes.llm import describe_error, model_label
 from replan.nodes.tools import ToolsLike
@@ -68,6 +74,41 @@ def build_graph(
     return build(model, world, config or AgentConfig(), checkpointer=checkpointer)
 
 
+#: compiled graphs shared by episodes, by (design, builder, configuration, checkpointer)
+_SHARED: OrderedDict[tuple[str, int, str, int], CompiledStateGraph] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
+_SHARED_MAX = 64
+
+
+def shared_graph(
+    design: str, config: AgentConfig | None = None, *, checkpointer: Checkpointer = None
+) -> CompiledStateGraph | None:
+    """The graph of ``design`` compiled once for every episode with this configuration and
+    checkpointer (its nodes read the running episode's model and world, see
+    :mod:`replan.nodes.episode`), or ``None`` for a design compiled per episode
+    (``Design.compiled_once`` false, as a plugin design is unless it says otherwise).
+
+    A cached graph holds its checkpointer, so the checkpointer's ``id`` in the key cannot be
+    reused by another object while the entry lives; the least recently used of more than 64
+    entries is dropped.
+    """
+    found = get_design(design)
+    if not found.compiled_once:
+        return None
+    cfg = config or AgentConfig()
+    key = (design, id(found.build), cfg.model_dump_json(), id(checkpointer))
+    with _SHARED_LOCK:
+        graph = _SHARED.get(key)
+        if graph is not None:
+            _SHARED.move_to_end(key)
+            return graph
+        graph = found.build(RUNNING_EPISODE, RUNNING_EPISODE, cfg, checkpointer=checkpointer)
+        _SHARED[key] = graph
+        while len(_SHARED) > _SHARED_MAX:
+            _SHARED.popitem(last=False)
+        return graph
+
+
 def graph_input(query: str, world: World) -> dict[str, Any]:
     """The input of every agent graph: the user's request and the world's current state."""
     return {"query": query, "world": world.state}
@@ -95,6 +136,8 @@ class _Run:
     task: Task
     world: World
     graph: CompiledStateGraph
+    shared: bool  # the graph is shared by episodes: its nodes read the inputs below
+    chat_model: BaseChatModel
     cfg: AgentConfig
     config: RunnableConfig
     seed: int
@@ -109,6 +152,12 @@ class _Run:
             self.values = chunk
         elif mode == "custom" and on_event is not None and isinstance(chunk, dict):
             on_event(chunk)
+
+    def bound_inputs(self) -> contextlib.AbstractContextManager[Any]:
+        """The block the graph runs in: a shared graph's nodes get this episode's inputs."""
+        if self.shared:
+            return episode_inputs(self.chat_model, self.world)
+        return contextlib.nullcontext()
 
     def budget_reason(self) -> EndReason:
         found = DESIGN_REGISTRY.find(self.design)
@@ -151,7 +200,12 @@ def _prepare(
         world = task_world(task, faults)
     elif faults is not None:
         raise ValueError("give the faults to the World you pass (World(..., faults=...))")
-    graph = build_graph(design, model, world, cfg, checkpointer=checkpointer)
+    graph = shared_graph(design, cfg, checkpointer=checkpointer)
+    shared = graph is not None
+    if graph is None:
+        graph = build_graph(design, model, world, cfg, checkpointer=checkpointer)
+    else:
+        model, world = agent_inputs(model, world)
     if checkpointer is not None and thread_id is None:
         thread_id = uuid.uuid4().hex
     run_cfg = runnable_config(cfg, thread_id)
@@ -170,6 +224,8 @@ def _prepare(
         task=task,
         world=world,
         graph=graph,
+        shared=shared,
+        chat_model=model,
         cfg=cfg,
         config=run_cfg,
         seed=seed,
@@ -218,10 +274,11 @@ def run_episode(
     if run.finished:
         return run.episode(0.0)
     try:
-        for mode, chunk in run.graph.stream(
-            run.inputs, run.config, stream_mode=["values", "custom"]
-        ):
-            run.watch(mode, chunk, on_event)
+        with run.bound_inputs():
+            for mode, chunk in run.graph.stream(
+                run.inputs, run.config, stream_mode=["values", "custom"]
+            ):
+                run.watch(mode, chunk, on_event)
     except GraphRecursionError as exc:
         return run.episode(time.perf_counter() - t0, reason=run.budget_reason(), error=str(exc))
     except Exception as exc:
@@ -262,10 +319,11 @@ async def arun_episode(
     if run.finished:
         return run.episode(0.0)
     try:
-        async for mode, chunk in run.graph.astream(
-            run.inputs, run.config, stream_mode=["values", "custom"]
-        ):
-            run.watch(mode, chunk, on_event)
+        with run.bound_inputs():
+            async for mode, chunk in run.graph.astream(
+                run.inputs, run.config, stream_mode=["values", "custom"]
+            ):
+                run.watch(mode, chunk, on_event)
     except GraphRecursionError as exc:
         return run.episode(time.perf_counter() - t0, reason=run.budget_reason(), error=str(exc))
     except Exception as exc:
@@ -345,6 +403,7 @@ __all__ = [
     "graph_input",
     "run_episode",
     "runnable_config",
+    "shared_graph",
 ]
 
 # after the names above exist: ``custom`` builds its Episodes with ``episode_from_state``

@@ -13,6 +13,7 @@ from langchain_core.language_models import BaseChatModel
 
 from replan.env.world import World
 from replan.models import make_model
+from replan.nodes.episode import RUNNING_EPISODE, InputSource, fixed, running
 from replan.nodes.tools import ToolsLike, world_of
 
 
@@ -27,4 +28,13 @@ def agent_inputs(model: str | BaseChatModel, tools: ToolsLike) -> tuple[BaseChat
     return make_model(model), world_of(tools)
 
 
-__all__ = ["agent_inputs"]
+def input_source(model: str | BaseChatModel, tools: ToolsLike) -> InputSource:
+    """Where a builder's nodes read the model and world: these (:func:`agent_inputs`), or the
+    running episode's when the graph is compiled once per run (both given as
+    :data:`~replan.nodes.episode.RUNNING_EPISODE`, see :func:`replan.graphs.shared_graph`)."""
+    if model is RUNNING_EPISODE and tools is RUNNING_EPISODE:
+        return running
+    return fixed(*agent_inputs(model, tools))
+
+
+__all__ = ["agent_inputs", "input_source"]

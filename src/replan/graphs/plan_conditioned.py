@@ -9,7 +9,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from replan.graphs.inputs import agent_inputs
+from replan.graphs.inputs import input_source
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
@@ -22,7 +22,7 @@ def _after_planner(state: AgentState) -> str:
     return END if ended(state) else "executor"
 
 
-@design("plan_conditioned", order=20)
+@design("plan_conditioned", order=20, compiled_once=True)
 def build_plan_conditioned(
     model: str | BaseChatModel,
     tools: ToolsLike,
@@ -34,12 +34,12 @@ def build_plan_conditioned(
 
     ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
     """
-    model, world = agent_inputs(model, tools)
+    inputs = input_source(model, tools)
     cfg = config or AgentConfig()
     builder = StateGraph(AgentState)
-    builder.add_node("start", make_start_node(world))
-    builder.add_node("planner", make_planner_node(model, world, cfg))
-    add_executor(builder, model, world, cfg)
+    builder.add_node("start", make_start_node(inputs))
+    builder.add_node("planner", make_planner_node(inputs, cfg))
+    add_executor(builder, inputs, cfg)
     builder.add_edge(START, "start")
     builder.add_edge("start", "planner")
     builder.add_conditional_edges("planner", _after_planner, ["executor", END])

@@ -8,7 +8,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
-from replan.graphs.inputs import agent_inputs
+from replan.graphs.inputs import input_source
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import add_executor
@@ -16,7 +16,7 @@ from replan.nodes.state import AgentState, make_start_node
 from replan.nodes.tools import ToolsLike
 
 
-@design("react", order=10)
+@design("react", order=10, compiled_once=True)
 def build_react(
     model: str | BaseChatModel,
     tools: ToolsLike,
@@ -28,11 +28,11 @@ def build_react(
 
     ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
     """
-    model, world = agent_inputs(model, tools)
+    inputs = input_source(model, tools)
     cfg = config or AgentConfig()
     builder = StateGraph(AgentState)
-    builder.add_node("start", make_start_node(world))
-    add_executor(builder, model, world, cfg)
+    builder.add_node("start", make_start_node(inputs))
+    add_executor(builder, inputs, cfg)
     builder.add_edge(START, "start")
     builder.add_edge("start", "executor")
     return builder.compile(checkpointer=checkpointer, name="react")

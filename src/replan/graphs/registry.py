@@ -28,14 +28,19 @@ Builder = Callable[..., Any]
 class Design:
     """An agent design: its name, its graph builder, the end reason of a run that exhausts its
     budget (steps, or rounds for a design that counts plan waves), and whether it has a
-    replanner, so that it can start mid-run at a replan point (ParaRecover instances), and its
-    ``order`` in listings (ties keep the registration order)."""
+    replanner, so that it can start mid-run at a replan point (ParaRecover instances), its
+    ``order`` in listings (ties keep the registration order), and whether its graph can be
+    ``compiled_once`` per run and shared by the run's episodes: its builder, given
+    :data:`~replan.nodes.episode.RUNNING_EPISODE` for ``model`` and ``tools``, reads them in
+    its nodes through :func:`replan.graphs.inputs.input_source` (a plugin design that closes
+    over its model or tools is compiled for each episode, the default)."""
 
     name: str
     build: Builder
     budget_reason: EndReason = EndReason.STEP_BUDGET
     replans: bool = False
     order: int = 100
+    compiled_once: bool = False
 
 
 #: every design, built-in (``replan.graphs``' modules) and plugged in
@@ -48,12 +53,15 @@ def design(
     budget_reason: EndReason = EndReason.STEP_BUDGET,
     replans: bool = False,
     order: int = 100,
+    compiled_once: bool = False,
 ) -> Callable[[Builder], Builder]:
     """Register the decorated graph builder as design ``name`` (see :class:`Design`)."""
 
     def deco(build: Builder) -> Builder:
         DESIGN_REGISTRY.register(
-            name, Design(name, build, budget_reason, replans, order), module=build.__module__
+            name,
+            Design(name, build, budget_reason, replans, order, compiled_once),
+            module=build.__module__,
         )
         return build
 

@@ -17,24 +17,28 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from replan.core.trace import EndReason
-from replan.graphs.inputs import agent_inputs
+from replan.graphs.inputs import input_source
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
-from replan.nodes.executor import bind_world_tools
 from replan.nodes.frontier import (
     WaveGates,
     make_dispatch_node,
     make_replanner_node,
     make_responder_node,
     make_tool_agent,
-    ordered_world,
 )
 from replan.nodes.planner import make_planner_node
 from replan.nodes.state import AgentState, make_start_node
 from replan.nodes.tools import ToolsLike
 
 
-@design("replanner_loop", budget_reason=EndReason.ROUND_BUDGET, replans=True, order=40)
+@design(
+    "replanner_loop",
+    budget_reason=EndReason.ROUND_BUDGET,
+    replans=True,
+    order=40,
+    compiled_once=True,
+)
 def build_replanner_loop(
     model: str | BaseChatModel,
     tools: ToolsLike,
@@ -46,22 +50,20 @@ def build_replanner_loop(
 
     ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
     """
-    model, world = agent_inputs(model, tools)
+    inputs = input_source(model, tools)
     cfg = config or AgentConfig()
-    view = ordered_world(world)
-    gates = WaveGates()
-    bound, _ = bind_world_tools(model, world)
+    gates = WaveGates()  # keyed by run id: episodes sharing the graph keep their own gates
     builder = StateGraph(AgentState)
-    builder.add_node("start", make_start_node(world))
-    builder.add_node("planner", make_planner_node(model, view, cfg))
+    builder.add_node("start", make_start_node(inputs))
+    builder.add_node("planner", make_planner_node(inputs, cfg))
     builder.add_node(
         "dispatch",
-        make_dispatch_node(view, cfg, gates),
+        make_dispatch_node(inputs, cfg, gates),
         destinations=("tool_agent", "respond", END),
     )
-    builder.add_node("tool_agent", make_tool_agent(view, gates))
-    builder.add_node("replanner", make_replanner_node(model, view, cfg))
-    builder.add_node("respond", make_responder_node(bound, cfg))
+    builder.add_node("tool_agent", make_tool_agent(inputs, gates))
+    builder.add_node("replanner", make_replanner_node(inputs, cfg))
+    builder.add_node("respond", make_responder_node(inputs, cfg))
     builder.add_edge(START, "start")
     builder.add_edge("start", "planner")
     builder.add_edge("planner", "dispatch")

@@ -25,6 +25,7 @@ from langgraph.graph import END, StateGraph
 from replan.core.trace import EndReason
 from replan.env.world import World
 from replan.nodes.config import AgentConfig
+from replan.nodes.episode import EpisodeInputs, InputSource
 from replan.nodes.events import emit
 from replan.nodes.llm import ModelCallError, call_model
 from replan.nodes.prompts import executor_messages
@@ -57,6 +58,11 @@ def bind_world_tools(model: BaseChatModel, world: World) -> tuple[Runnable, list
         ) from exc
 
 
+def bound_model(inputs: EpisodeInputs) -> Runnable:
+    """The episode's model with its world's tools bound (bound once per episode)."""
+    return inputs.once("bound_model", lambda: bind_world_tools(inputs.model, inputs.world)[0])
+
+
 def _pending_calls(message: AIMessage) -> list[tuple[dict[str, Any], bool]]:
     calls: list[tuple[dict[str, Any], bool]] = [(dict(tc), False) for tc in message.tool_calls]
     calls += [(dict(tc), True) for tc in getattr(message, "invalid_tool_calls", None) or []]
@@ -73,14 +79,14 @@ def make_executor_start(cfg: AgentConfig) -> Node:
     return executor
 
 
-def make_agent_node(bound_model: Runnable, cfg: AgentConfig) -> Node:
+def make_agent_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: one model turn — tool calls, a final answer, or the end of the episode."""
 
     def agent(state: AgentState) -> dict[str, Any]:
         if late := out_of_time(state, cfg):
             return late
         try:
-            reply = call_model(bound_model, state["messages"], retry=cfg.retry)
+            reply = call_model(bound_model(inputs()), state["messages"], retry=cfg.retry)
         except ModelCallError as exc:
             return finish(EndReason.MODEL_ERROR, error=exc.message)
         message = reply.output
@@ -109,7 +115,7 @@ def make_agent_node(bound_model: Runnable, cfg: AgentConfig) -> Node:
     return agent
 
 
-def make_tools_node(world: World, cfg: AgentConfig) -> Node:
+def make_tools_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: execute the last message's tool calls in order; observations go back as messages."""
 
     def tools(state: AgentState) -> dict[str, Any]:
@@ -120,7 +126,7 @@ def make_tools_node(world: World, cfg: AgentConfig) -> Node:
         remaining = cfg.max_steps - done
         rnd = (state.get("round") or 0) + 1
         emit("round_started", round=rnd, calls=len(calls))
-        session = world_session(world, state=state["world"], first_index=done, round=rnd)
+        session = world_session(inputs().world, state=state["world"], first_index=done, round=rnd)
         replies: list[ToolMessage] = []
         for i, (tool_call, malformed) in enumerate(calls):
             call_id = tool_call.get("id") or f"call_{rnd}_{i}"
@@ -187,19 +193,17 @@ def route_after_tools(state: AgentState) -> str:
     return END if ended(state) else "agent"
 
 
-def add_executor(
-    builder: StateGraph, model: BaseChatModel, world: World, cfg: AgentConfig
-) -> Sequence[str]:
+def add_executor(builder: StateGraph, inputs: InputSource, cfg: AgentConfig) -> Sequence[str]:
     """Add the ReAct executor to ``builder``: ``executor`` (entry) → ``agent`` ⇄ ``tools``.
 
-    The model is bound to the world's LangChain tools (:func:`replan.nodes.tools.world_tools`);
-    the tool node executes the model's calls through the same wrapper session those tools use,
-    against the graph state's world snapshot. Returns the node names.
+    The episode's model is bound to its world's LangChain tools
+    (:func:`replan.nodes.tools.world_tools`); the tool node executes the model's calls through
+    the same wrapper session those tools use, against the graph state's world snapshot.
+    Returns the node names.
     """
-    bound, _ = bind_world_tools(model, world)
     builder.add_node("executor", make_executor_start(cfg))
-    builder.add_node("agent", make_agent_node(bound, cfg))
-    builder.add_node("tools", make_tools_node(world, cfg))
+    builder.add_node("agent", make_agent_node(inputs, cfg))
+    builder.add_node("tools", make_tools_node(inputs, cfg))
     builder.add_edge("executor", "agent")
     builder.add_conditional_edges("agent", route_after_agent, ["tools", END])
     builder.add_conditional_edges("tools", route_after_tools, ["agent", END])
@@ -209,6 +213,7 @@ def add_executor(
 __all__ = [
     "add_executor",
     "bind_world_tools",
+    "bound_model",
     "make_agent_node",
     "make_executor_start",
     "make_tools_node",

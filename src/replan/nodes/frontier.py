@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langgraph.graph import END
@@ -36,8 +35,9 @@ from replan.core.trace import Call, EndReason, Finding, Step
 from replan.env.verifier import node_args
 from replan.env.world import FaultInjector, World, WorldState
 from replan.nodes.config import AgentConfig
+from replan.nodes.episode import EpisodeInputs, InputSource
 from replan.nodes.events import emit
-from replan.nodes.executor import text_of
+from replan.nodes.executor import bound_model, text_of
 from replan.nodes.llm import ModelCallError, call_model
 from replan.nodes.planner import announce, plan_version, request_plan
 from replan.nodes.prompts import replanner_messages, responder_messages
@@ -147,6 +147,12 @@ def ordered_world(world: World) -> World:
     return view
 
 
+def wave_world(inputs: EpisodeInputs) -> World:
+    """The episode's :func:`ordered_world` (one per episode: its fault order is shared by the
+    calls of every wave)."""
+    return inputs.once("ordered_world", lambda: ordered_world(inputs.world))
+
+
 class WaveGates:
     """The open gate of each run of one graph, keyed ``<run id>:<round>``.
 
@@ -179,7 +185,7 @@ class WaveGates:
 
 
 def make_dispatch_node(
-    world: World, cfg: AgentConfig, gates: WaveGates
+    inputs: InputSource, cfg: AgentConfig, gates: WaveGates
 ) -> Callable[[AgentState], Command]:
     """Node: start a round — send every ready call node to a tool agent, or go respond."""
 
@@ -214,7 +220,8 @@ def make_dispatch_node(
                 },
             )
         base = state["world"]
-        effectful = [bool((s := world.tools.get(n.tool or "")) and s.effects) for n in calls]
+        tools = inputs().world.tools
+        effectful = [bool((s := tools.get(n.tool or "")) and s.effects) for n in calls]
         key = f"{state['run_id']}:{rnd}"
         gates.open(key, WaveGate(base, effectful, cfg.max_parallel))
         emit("round_started", round=rnd, nodes=[n.id for n in calls])
@@ -270,7 +277,7 @@ def _in_own_thread(fn: Any, *args: Any) -> asyncio.Future:
     return future
 
 
-def make_tool_agent(world: World, gates: WaveGates) -> Runnable:
+def make_tool_agent(inputs: InputSource, gates: WaveGates) -> Runnable:
     """Node (one per frontier node): execute the node's call with its references resolved,
     through the one tool wrapper's session (:func:`replan.nodes.tools.world_session`).
 
@@ -281,6 +288,7 @@ def make_tool_agent(world: World, gates: WaveGates) -> Runnable:
     def tool_agent(task: dict[str, Any]) -> dict[str, Any]:
         node = PlanNode.model_validate(task["node"])
         rnd, position = int(task["round"]), int(task["position"])
+        world = wave_world(inputs())
         spec = world.tools.get(node.tool or "")
         call = Call(
             tool=node.tool or "",
@@ -401,13 +409,14 @@ def reconcile(
     return Plan.from_nodes(nodes, thought=proposed.thought), findings
 
 
-def make_replanner_node(model: BaseChatModel, world: World, cfg: AgentConfig) -> Node:
+def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: read the last wave's results and write the updated DAG (parse verdict recorded)."""
-    specs = list(world.tools.values())
 
     def replanner(state: AgentState) -> dict[str, Any]:
         if late := out_of_time(state, cfg):
             return late
+        episode = inputs()
+        specs = list(episode.world.tools.values())
         rnd = state.get("round") or 0
         outputs = state.get("outputs") or {}
         wave = [s for s in state.get("steps") or [] if s.round == rnd]
@@ -422,7 +431,7 @@ def make_replanner_node(model: BaseChatModel, world: World, cfg: AgentConfig) ->
             hint=cfg.hint,
         )
         try:
-            text, parsed, reply = request_plan(model, messages, cfg)
+            text, parsed, reply = request_plan(episode.model, messages, cfg)
         except ModelCallError as exc:
             return finish(EndReason.MODEL_ERROR, error=exc.message)
         pv = plan_version(len(state.get("plans") or []), rnd, "replanner", text, parsed)
@@ -486,7 +495,7 @@ def answer_from_results(plan: Plan, outputs: Mapping[str, Any]) -> str:
     return "Results of the plan:\n" + "\n".join(lines)
 
 
-def make_responder_node(bound_model: Runnable, cfg: AgentConfig) -> Node:
+def make_responder_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: the model writes the final answer from the results; if it cannot, the plan's
     results are the answer. ``meta.answer_source`` records which (``model``/``plan_results``)."""
 
@@ -501,7 +510,7 @@ def make_responder_node(bound_model: Runnable, cfg: AgentConfig) -> Node:
         update: dict[str, Any] = {}
         answer, why = "", None
         try:
-            reply = call_model(bound_model, messages, retry=cfg.retry)
+            reply = call_model(bound_model(inputs()), messages, retry=cfg.retry)
             update["usage"] = reply.usage
             if getattr(reply.output, "tool_calls", None):
                 why = "the model called tools instead of answering"
@@ -536,5 +545,6 @@ __all__ = [
     "ordered_world",
     "reconcile",
     "transcript",
+    "wave_world",
     "with_status",
 ]

@@ -23,6 +23,7 @@ from replan.core.trace import EndReason, Finding, PlanVersion
 from replan.env.verifier import verify
 from replan.env.world import World
 from replan.nodes.config import AgentConfig
+from replan.nodes.episode import InputSource
 from replan.nodes.events import emit
 from replan.nodes.executor import text_of
 from replan.nodes.llm import ModelCallError, ModelReply, call_model
@@ -107,16 +108,17 @@ def executor_plan_text(pv: PlanVersion, parsed: Plan | None) -> str:
     return parsed.to_text() if parsed else pv.text
 
 
-def make_planner_node(model: BaseChatModel, world: World, cfg: AgentConfig) -> Node:
+def make_planner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: the first plan (``planner_messages``)."""
-    specs = list(world.tools.values())
 
     def planner(state: AgentState) -> dict[str, Any]:
         if late := out_of_time(state, cfg):
             return late
+        episode = inputs()
+        specs = list(episode.world.tools.values())
         messages = planner_messages(state["query"], specs, hint=cfg.hint)
         try:
-            text, parsed, reply = request_plan(model, messages, cfg)
+            text, parsed, reply = request_plan(episode.model, messages, cfg)
         except ModelCallError as exc:
             return finish(EndReason.MODEL_ERROR, error=exc.message)
         pv = plan_version(len(state.get("plans") or []), 0, "planner", text, parsed)
@@ -133,7 +135,7 @@ def make_planner_node(model: BaseChatModel, world: World, cfg: AgentConfig) -> N
     return planner
 
 
-def make_reviser_node(model: BaseChatModel, cfg: AgentConfig) -> Node:
+def make_reviser_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: revise the last plan after the verifier's findings (``revision_messages``)."""
 
     def revise(state: AgentState) -> dict[str, Any]:
@@ -143,7 +145,7 @@ def make_reviser_node(model: BaseChatModel, cfg: AgentConfig) -> Node:
         last = plans[-1]
         messages = revision_messages(state["plan_messages"], last.text, last.findings)
         try:
-            text, parsed, reply = request_plan(model, messages, cfg)
+            text, parsed, reply = request_plan(inputs().model, messages, cfg)
         except ModelCallError as exc:
             return finish(EndReason.MODEL_ERROR, error=exc.message)
         pv = plan_version(len(plans), 0, "revision", text, parsed)
@@ -173,7 +175,7 @@ def plan_findings(pv: PlanVersion, plan: Plan | None, world: World) -> list[Find
     return verify(plan, world.tools, world)
 
 
-def make_verifier_node(world: World, cfg: AgentConfig) -> Node:
+def make_verifier_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: check the latest plan with the deterministic verifier; approve it or not.
 
     A plan is approved when no finding has severity ``error`` (warnings such as an unneeded
@@ -185,6 +187,7 @@ def make_verifier_node(world: World, cfg: AgentConfig) -> Node:
         if late := out_of_time(state, cfg):
             return late
         pv = (state.get("plans") or [])[-1]
+        world = inputs().world
         here = World(world.tools, state["world"], world.seed)
         findings = plan_findings(pv, state.get("plan"), here)
         approved = not any(f.severity == "error" for f in findings)

@@ -20,8 +20,9 @@ from langgraph.graph.message import add_messages
 
 from replan.core.plan import Plan
 from replan.core.trace import EndReason, PlanVersion, Step, Usage
-from replan.env.world import World, WorldState
+from replan.env.world import WorldState
 from replan.nodes.config import AgentConfig
+from replan.nodes.episode import InputSource
 from replan.nodes.events import emit
 
 
@@ -148,9 +149,9 @@ class AgentState(TypedDict, total=False):
 Node = Callable[[AgentState], dict[str, Any]]
 
 
-def make_start_node(world: World) -> Node:
+def make_start_node(inputs: InputSource) -> Node:
     """Node: stamp the run (id, start time) unless a resumed run already has them; without a
-    ``world`` in the input, the run starts from ``world``'s current state."""
+    ``world`` in the input, the run starts from the episode world's current state."""
 
     def start(state: AgentState) -> dict[str, Any]:
         if not state.get("query"):
@@ -161,7 +162,7 @@ def make_start_node(world: World) -> Node:
         if not state.get("started_at"):
             out["started_at"] = time.time()
         if "world" not in state:
-            out["world"] = world.state
+            out["world"] = inputs().world.state
         return out
 
     return start
