@@ -75,7 +75,7 @@ def build_graph(
 
 
 #: compiled graphs shared by episodes, by (design, builder, configuration, checkpointer)
-_SHARED: OrderedDict[tuple[str, int, str, int], CompiledStateGraph] = OrderedDict()
+_SHARED: OrderedDict[tuple[str, Callable[..., Any], str, int], CompiledStateGraph] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 _SHARED_MAX = 64
 
@@ -88,15 +88,15 @@ def shared_graph(
     :mod:`replan.nodes.episode`), or ``None`` for a design compiled per episode
     (``Design.compiled_once`` false, as a plugin design is unless it says otherwise).
 
-    A cached graph holds its checkpointer, so the checkpointer's ``id`` in the key cannot be
-    reused by another object while the entry lives; the least recently used of more than 64
-    entries is dropped.
+    The key holds the builder itself (a design registered again under the same name gets its own
+    graph) and the checkpointer's ``id``, which no other object can take while the entry's
+    graph holds that checkpointer; the least recently used of more than 64 entries is dropped.
     """
     found = get_design(design)
     if not found.compiled_once:
         return None
     cfg = config or AgentConfig()
-    key = (design, id(found.build), cfg.model_dump_json(), id(checkpointer))
+    key = (design, found.build, cfg.model_dump_json(), id(checkpointer))
     with _SHARED_LOCK:
         graph = _SHARED.get(key)
         if graph is not None:
