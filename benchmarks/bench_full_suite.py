@@ -14,6 +14,13 @@ the full suite's time extrapolated from the measured rate when ``--limit`` ran a
 
     .venv/bin/python benchmarks/bench_full_suite.py [--limit 200] [--workers 0]
 
+Measured 2026-12-01 at 16:56, after each built-in design's graph was compiled once per run
+instead of once per episode, on 2 cores (load 1.1 at the start, 4.4 during the run): one
+process 14.8 episodes/s on the 160-episode slice (69 ms CPU per episode; 9.0 and about 110 ms
+before); the whole suite, 8,000 episodes, 332.5 s = 5.5 min with two workers (24.1 episodes/s,
+78 ms CPU per episode in the workers; peak RSS driver 290 MB, largest worker 319 MB, all
+workers 760 MB); summary + report of 8,000 episodes 23.5 s (load 3), peak RSS 383 MB.
+
 Measured 2026-12-01 at 15:07, after the simulated model stopped rescanning the query on every
 turn (about 3x less CPU per episode), on 2 otherwise idle cores (load 0.4 at the start, 4.4 during
 the run, its own processes): one process 9.0 episodes/s on the 160-episode slice, two workers
