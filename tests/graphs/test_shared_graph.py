@@ -12,7 +12,15 @@ import asyncio
 import pytest
 
 import replan.graphs as graphs
-from replan.graphs import arun_episode, build_graph, graph_input, runnable_config, shared_graph
+from replan.env import task_world
+from replan.graphs import (
+    arun_episode,
+    build_graph,
+    graph_input,
+    run_episode,
+    runnable_config,
+    shared_graph,
+)
 from replan.models import make_model
 from replan.nodes.config import AgentConfig
 from replan.runner.experiment import fault_injector
@@ -87,24 +95,30 @@ def test_concurrent_episodes_through_shared_graphs_equal_their_own_graphs(monkey
         assert _plain(a) == _plain(b), (a.design, a.task_id)
 
 
-def test_a_graph_is_shared_by_design_configuration_and_checkpointer():
+def test_a_graph_is_shared_by_design_and_configuration():
     graphs._SHARED.clear()
     cfg = AgentConfig()
     assert shared_graph("react", cfg) is shared_graph("react", AgentConfig())
     assert shared_graph("react", cfg) is not shared_graph("dual_loop", cfg)
     assert shared_graph("react", cfg) is not shared_graph("react", AgentConfig(max_steps=3))
-    from langgraph.checkpoint.memory import InMemorySaver
 
-    assert shared_graph("react", cfg) is not shared_graph(
-        "react", cfg, checkpointer=InMemorySaver()
-    )
+
+@pytest.mark.parametrize("design", DESIGNS)
+def test_a_model_without_tool_calling_fails_before_any_call(design):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    task = _tasks()[0]
+    model = FakeListChatModel(responses=["never asked"])
+    with pytest.raises(TypeError, match="does not support tool calling"):
+        run_episode(design, model, task)
+    with pytest.raises(TypeError, match="does not support tool calling"):
+        build_graph(design, model, task_world(task))  # one episode's graph, as before
+    assert model.i == 0  # no model call was made
 
 
 def test_a_shared_graph_run_without_its_episode_says_how_to_run_it():
     task = _tasks()[0]
     graph = shared_graph("react", AgentConfig())
-    from replan.env import task_world
-
     w = task_world(task)
     with pytest.raises(RuntimeError, match="compiled once for many episodes"):
         graph.invoke(graph_input(task.query, w), runnable_config(AgentConfig()))

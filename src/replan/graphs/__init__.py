@@ -42,7 +42,8 @@ from replan.graphs.react import build_react
 from replan.graphs.registry import DESIGN_REGISTRY, Design, design, design_names, get_design
 from replan.graphs.replanner_loop import build_replanner_loop
 from replan.nodes.config import AgentConfig, RetrySettings
-from replan.nodes.episode import RUNNING_EPISODE, episode_inputs
+from replan.nodes.episode import RUNNING_EPISODE, EpisodeInputs, episode_inputs
+from replan.nodes.executor import bound_model
 from replan.nodes.frontier import WAVE_THREADS
 from replan.nodes.llm import describe_error, model_label
 from replan.nodes.tools import ToolsLike
@@ -74,36 +75,38 @@ def build_graph(
     return build(model, world, config or AgentConfig(), checkpointer=checkpointer)
 
 
-#: compiled graphs shared by episodes, by (design, builder, configuration, checkpointer)
-_SHARED: OrderedDict[tuple[str, Callable[..., Any], str, int], CompiledStateGraph] = OrderedDict()
+#: compiled graphs shared by episodes, by (design, builder, configuration)
+_SHARED: OrderedDict[tuple[str, Callable[..., Any], str], CompiledStateGraph] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 _SHARED_MAX = 64
 
 
-def shared_graph(
-    design: str, config: AgentConfig | None = None, *, checkpointer: Checkpointer = None
-) -> CompiledStateGraph | None:
-    """The graph of ``design`` compiled once for every episode with this configuration and
-    checkpointer (its nodes read the running episode's model and world, see
-    :mod:`replan.nodes.episode`), or ``None`` for a design compiled per episode
-    (``Design.compiled_once`` false, as a plugin design is unless it says otherwise).
+def shared_graph(design: str, config: AgentConfig | None = None) -> CompiledStateGraph | None:
+    """The graph of ``design`` compiled once for every episode with this configuration (its
+    nodes read the running episode's model and world, see :mod:`replan.nodes.episode`), or
+    ``None`` for a design compiled per episode (``Design.compiled_once`` false, as a plugin
+    design is unless it says otherwise).
 
-    The key holds the builder itself (a design registered again under the same name gets its own
-    graph) and the checkpointer's ``id``, which no other object can take while the entry's
-    graph holds that checkpointer; the least recently used of more than 64 entries is dropped.
+    The key holds the builder itself, so a design registered again under the same name gets its
+    own graph; the least recently used of more than 64 entries is dropped. Graphs with a
+    checkpointer are not shared (:func:`run_episode` compiles those per episode, as before).
     """
     found = get_design(design)
     if not found.compiled_once:
         return None
     cfg = config or AgentConfig()
-    key = (design, found.build, cfg.model_dump_json(), id(checkpointer))
+    key = (design, found.build, cfg.model_dump_json())
     with _SHARED_LOCK:
         graph = _SHARED.get(key)
         if graph is not None:
             _SHARED.move_to_end(key)
             return graph
-        graph = found.build(RUNNING_EPISODE, RUNNING_EPISODE, cfg, checkpointer=checkpointer)
-        _SHARED[key] = graph
+    # compiled outside the lock (a builder may ask for another shared graph); a race compiles
+    # twice and keeps the first
+    graph = found.build(RUNNING_EPISODE, RUNNING_EPISODE, cfg)
+    with _SHARED_LOCK:
+        graph = _SHARED.setdefault(key, graph)
+        _SHARED.move_to_end(key)
         while len(_SHARED) > _SHARED_MAX:
             _SHARED.popitem(last=False)
         return graph
@@ -136,8 +139,7 @@ class _Run:
     task: Task
     world: World
     graph: CompiledStateGraph
-    shared: bool  # the graph is shared by episodes: its nodes read the inputs below
-    chat_model: BaseChatModel
+    shared: EpisodeInputs | None  # a shared graph's nodes read these (this episode's)
     cfg: AgentConfig
     config: RunnableConfig
     seed: int
@@ -155,8 +157,8 @@ class _Run:
 
     def bound_inputs(self) -> contextlib.AbstractContextManager[Any]:
         """The block the graph runs in: a shared graph's nodes get this episode's inputs."""
-        if self.shared:
-            return episode_inputs(self.chat_model, self.world)
+        if self.shared is not None:
+            return episode_inputs(self.shared)
         return contextlib.nullcontext()
 
     def budget_reason(self) -> EndReason:
@@ -200,12 +202,13 @@ def _prepare(
         world = task_world(task, faults)
     elif faults is not None:
         raise ValueError("give the faults to the World you pass (World(..., faults=...))")
-    graph = shared_graph(design, cfg, checkpointer=checkpointer)
-    shared = graph is not None
+    graph = shared_graph(design, cfg) if checkpointer is None else None
+    shared: EpisodeInputs | None = None
     if graph is None:
         graph = build_graph(design, model, world, cfg, checkpointer=checkpointer)
     else:
-        model, world = agent_inputs(model, world)
+        shared = EpisodeInputs(*agent_inputs(model, world))
+        bound_model(shared)  # a model without tool calling fails here, as compiling did
     if checkpointer is not None and thread_id is None:
         thread_id = uuid.uuid4().hex
     run_cfg = runnable_config(cfg, thread_id)
@@ -225,7 +228,6 @@ def _prepare(
         world=world,
         graph=graph,
         shared=shared,
-        chat_model=model,
         cfg=cfg,
         config=run_cfg,
         seed=seed,

@@ -20,8 +20,8 @@ from replan.core.trace import EndReason
 from replan.graphs.inputs import input_source
 from replan.graphs.registry import design
 from replan.nodes.config import AgentConfig
+from replan.nodes.executor import bind_now
 from replan.nodes.frontier import (
-    WaveGates,
     make_dispatch_node,
     make_replanner_node,
     make_responder_node,
@@ -52,16 +52,16 @@ def build_replanner_loop(
     """
     inputs = input_source(model, tools)
     cfg = config or AgentConfig()
-    gates = WaveGates()  # keyed by run id: episodes sharing the graph keep their own gates
+    bind_now(inputs)
     builder = StateGraph(AgentState)
     builder.add_node("start", make_start_node(inputs))
     builder.add_node("planner", make_planner_node(inputs, cfg))
     builder.add_node(
         "dispatch",
-        make_dispatch_node(inputs, cfg, gates),
+        make_dispatch_node(inputs, cfg),
         destinations=("tool_agent", "respond", END),
     )
-    builder.add_node("tool_agent", make_tool_agent(inputs, gates))
+    builder.add_node("tool_agent", make_tool_agent(inputs))
     builder.add_node("replanner", make_replanner_node(inputs, cfg))
     builder.add_node("respond", make_responder_node(inputs, cfg))
     builder.add_edge(START, "start")

@@ -70,9 +70,8 @@ def running() -> EpisodeInputs:
 
 
 @contextmanager
-def episode_inputs(model: BaseChatModel, world: World) -> Iterator[EpisodeInputs]:
-    """Run the graph inside this block to give its nodes ``model`` and ``world``."""
-    inputs = EpisodeInputs(model, world)
+def episode_inputs(inputs: EpisodeInputs) -> Iterator[EpisodeInputs]:
+    """Run a shared graph inside this block to give its nodes these inputs."""
     token = _RUNNING.set(inputs)
     try:
         yield inputs

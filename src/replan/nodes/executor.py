@@ -25,7 +25,7 @@ from langgraph.graph import END, StateGraph
 from replan.core.trace import EndReason
 from replan.env.world import World
 from replan.nodes.config import AgentConfig
-from replan.nodes.episode import EpisodeInputs, InputSource
+from replan.nodes.episode import EpisodeInputs, InputSource, running
 from replan.nodes.events import emit
 from replan.nodes.llm import ModelCallError, call_model
 from replan.nodes.prompts import executor_messages
@@ -61,6 +61,14 @@ def bind_world_tools(model: BaseChatModel, world: World) -> tuple[Runnable, list
 def bound_model(inputs: EpisodeInputs) -> Runnable:
     """The episode's model with its world's tools bound (bound once per episode)."""
     return inputs.once("bound_model", lambda: bind_world_tools(inputs.model, inputs.world)[0])
+
+
+def bind_now(inputs: InputSource) -> None:
+    """Bind while compiling a graph for one episode, so a model without tool calling fails
+    there, before any call is made (episodes of a shared graph bind in
+    :func:`replan.graphs.run_episode`, before the run)."""
+    if inputs is not running:
+        bound_model(inputs())
 
 
 def _pending_calls(message: AIMessage) -> list[tuple[dict[str, Any], bool]]:
@@ -201,6 +209,7 @@ def add_executor(builder: StateGraph, inputs: InputSource, cfg: AgentConfig) -> 
     the same wrapper session those tools use, against the graph state's world snapshot.
     Returns the node names.
     """
+    bind_now(inputs)
     builder.add_node("executor", make_executor_start(cfg))
     builder.add_node("agent", make_agent_node(inputs, cfg))
     builder.add_node("tools", make_tools_node(inputs, cfg))
@@ -212,6 +221,7 @@ def add_executor(builder: StateGraph, inputs: InputSource, cfg: AgentConfig) -> 
 
 __all__ = [
     "add_executor",
+    "bind_now",
     "bind_world_tools",
     "bound_model",
     "make_agent_node",

@@ -184,12 +184,17 @@ class WaveGates:
                 del self._gates[old]
 
 
-def make_dispatch_node(
-    inputs: InputSource, cfg: AgentConfig, gates: WaveGates
-) -> Callable[[AgentState], Command]:
+def wave_gates(inputs: EpisodeInputs) -> WaveGates:
+    """The episode's wave gates (one set per episode, as when each episode had its own graph)."""
+    return inputs.once("wave_gates", WaveGates)
+
+
+def make_dispatch_node(inputs: InputSource, cfg: AgentConfig) -> Callable[[AgentState], Command]:
     """Node: start a round — send every ready call node to a tool agent, or go respond."""
 
     def dispatch(state: AgentState) -> Command:
+        episode = inputs()
+        gates = wave_gates(episode)
         gates.close(state["run_id"])  # the previous wave is over
         if ended(state):
             return Command(goto=END)
@@ -220,7 +225,7 @@ def make_dispatch_node(
                 },
             )
         base = state["world"]
-        tools = inputs().world.tools
+        tools = episode.world.tools
         effectful = [bool((s := tools.get(n.tool or "")) and s.effects) for n in calls]
         key = f"{state['run_id']}:{rnd}"
         gates.open(key, WaveGate(base, effectful, cfg.max_parallel))
@@ -277,7 +282,7 @@ def _in_own_thread(fn: Any, *args: Any) -> asyncio.Future:
     return future
 
 
-def make_tool_agent(inputs: InputSource, gates: WaveGates) -> Runnable:
+def make_tool_agent(inputs: InputSource) -> Runnable:
     """Node (one per frontier node): execute the node's call with its references resolved,
     through the one tool wrapper's session (:func:`replan.nodes.tools.world_session`).
 
@@ -288,7 +293,8 @@ def make_tool_agent(inputs: InputSource, gates: WaveGates) -> Runnable:
     def tool_agent(task: dict[str, Any]) -> dict[str, Any]:
         node = PlanNode.model_validate(task["node"])
         rnd, position = int(task["round"]), int(task["position"])
-        world = wave_world(inputs())
+        episode = inputs()
+        world = wave_world(episode)
         spec = world.tools.get(node.tool or "")
         call = Call(
             tool=node.tool or "",
@@ -296,7 +302,7 @@ def make_tool_agent(inputs: InputSource, gates: WaveGates) -> Runnable:
             node_id=node.id,
             call_id=f"r{rnd}_{node.id}",
         )
-        gate = gates.get(task["gate"])
+        gate = wave_gates(episode).get(task["gate"])
         base: WorldState = task["world"]
         new_state = base
         token = _SLOT.set((gate, position)) if gate is not None else None
@@ -545,6 +551,7 @@ __all__ = [
     "ordered_world",
     "reconcile",
     "transcript",
+    "wave_gates",
     "wave_world",
     "with_status",
 ]
