@@ -17,6 +17,11 @@ hosted API; the key comes from ``OPENAI_API_KEY``):
 
 Whatever the table shows is reported as it is. On two shared CPU cores SmolLM2 takes minutes
 per episode; ``--per-cell 1`` halves the slice (20 instances), ``--filter NP`` keeps one mode.
+Measured 2026-12-01 on 2 cores: llama.cpp evaluates SmolLM2's prompt at about 160 tokens/s and
+writes about 35 tokens/s under a grammar; on a C1 instance a ReAct turn is about 1,850 prompt
+tokens (17 s), a plan 2,100 + 500 (34 s), a Dual-Loop revision 5,400 + 470 (86 s). Dual-Loop's
+revision conversation keeps every plan and every finding, so on larger instances it passes
+SmolLM2's 8,192-token window and the episode ends as ``model_error`` (counted as failed).
 Results go to ``--out`` (resumable: a rerun skips the episodes already stored).
 """
 
