@@ -1,8 +1,8 @@
 """What a node reads of its episode (the chat model and the World), and where it reads it from.
 
 A graph compiled for one episode reads the inputs it was built with (:func:`fixed`). A built-in
-design's graph is compiled once per run and design (:func:`replan.graphs.shared_graph`) and
-reads the inputs of the episode running now (:data:`running`), which :func:`episode_inputs` sets
+design's graph is compiled once per design and configuration in a process
+(:func:`replan.graphs.shared_graph`) and reads the inputs of the episode running now (:data:`running`), which :func:`episode_inputs` sets
 around the run. LangGraph copies the caller's context into every node's thread, so episodes
 that run at the same time through one compiled graph each see their own model and world.
 
