@@ -30,6 +30,7 @@ import time
 import urllib.request
 
 from replan.runner.experiment import LocalBackend, RunConfig, arun
+from replan.runner.process_backend import ProcessBackend
 from replan.suites import load_suite
 
 
@@ -56,20 +57,23 @@ def server_stats(base_url: str) -> dict:
         return json.loads(r.read())
 
 
-def measure(tasks: list, base_url: str, concurrency: int) -> dict:
+def measure(tasks: list, base_url: str, concurrency: int, workers: int = 1) -> dict:
+    """One level: ``concurrency`` episodes in flight in all, over ``workers`` processes."""
     before = server_stats(base_url)
     cfg = RunConfig(
         agents=["react"],
         models=["openai:fake"],
         base_url=base_url,
-        concurrency=concurrency,
+        concurrency=max(1, concurrency // workers),  # per process
         limit=len(tasks),  # every task given, not the stratified default subset
     )
-    backend = LocalBackend(concurrency)
+    backend = LocalBackend(concurrency) if workers == 1 else ProcessBackend(workers)
     t0, cpu0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as out:
         outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend))
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    wall = time.perf_counter() - t0
+    # the driver's CPU; worker processes are the fork server's children, not counted here
+    cpu = time.process_time() - cpu0 if workers == 1 else float("nan")
     after = server_stats(base_url)
     calls = after["requests"] - before["requests"]
     return {
@@ -81,8 +85,15 @@ def measure(tasks: list, base_url: str, concurrency: int) -> dict:
         "calls_per_s": calls / wall,
         "cpu_ms_per_episode": 1000 * cpu / max(1, outcome.ran),
         "cpu_share": cpu / wall,
-        "peak": backend.limiter.stats().get("openai:fake", {}).get("peak_in_flight", 0),
     }
+
+
+def _pct(x: float) -> str:
+    return "–" if x != x else f"{x:.0%}"
+
+
+def _num(x: float) -> str:
+    return "–" if x != x else f"{x:.0f}"
 
 
 def main() -> None:
@@ -91,12 +102,19 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=256)
     ap.add_argument("--tool-turns", type=int, default=2)
     ap.add_argument("--levels", default="1,8,32,128")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes (replan run --workers); each keeps concurrency/workers in flight",
+    )
     args = ap.parse_args()
     levels = [int(x) for x in args.levels.split(",")]
     tasks = load_suite("toolmaze")[: args.episodes]
     print(
         f"{len(tasks)} react episodes per level, {args.tool_turns + 1} model calls each at "
         f"most, server latency {args.latency * 1000:.0f} ms"
+        + (f", {args.workers} worker processes" if args.workers > 1 else "")
     )
     print(
         f"{'concurrency':>11} {'wall s':>7} {'eps/s':>7} {'calls/s':>8} {'server max':>10} "
@@ -105,7 +123,7 @@ def main() -> None:
     for c in levels:
         proc, url = start_server(args.latency, args.tool_turns)  # fresh counts per level
         try:
-            row = measure(tasks, url, c)
+            row = measure(tasks, url, c, args.workers)
             server_max = server_stats(url)["max_in_flight"]
         finally:
             proc.terminate()
@@ -114,8 +132,8 @@ def main() -> None:
         print(
             f"{c:>11} {row['wall_s']:>7.1f} {row['episodes_per_s']:>7.1f} "
             f"{row['calls_per_s']:>8.1f} {server_max:>10} {bound:>7.0f} "
-            f"{row['calls_per_s'] / bound:>8.2f} {row['cpu_share']:>9.0%} "
-            f"{row['cpu_ms_per_episode']:>9.0f}"
+            f"{row['calls_per_s'] / bound:>8.2f} {_pct(row['cpu_share']):>10} "
+            f"{_num(row['cpu_ms_per_episode']):>9}"
             + (f"  ({row['failures']} failed)" if row["failures"] else "")
         )
 
