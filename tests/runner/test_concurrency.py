@@ -154,20 +154,67 @@ def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp
     assert all("/s · ETA" in ln and "model calls in flight" in ln for ln in lines), lines
 
 
-def test_limits_with_worker_processes_are_refused_up_front(tmp_path):
+def test_worker_processes_share_one_limit(tasks, tmp_path):
+    """--workers 2 with --concurrency 6 would keep 12 calls in flight; --max-in-flight 3 is
+    one budget for both processes, and the server sees 3."""
     import subprocess
     import sys
 
-    REPLAN_RUN = [sys.executable, "-m", "replan.cli", "run"]
-    out = tmp_path / "r"
-    proc = subprocess.run(
-        [*REPLAN_RUN, "--workers", "2", "--rpm", "60", "--limit", "1", "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 2 and "--workers 1" in proc.stderr
-    assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
+    with FakeOpenAI(0.3, tool_turns=3) as server:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "replan.cli",
+                "run",
+                "--agents",
+                "react",
+                "--model",
+                "openai:fake",
+                "--base-url",
+                server.base_url,
+                "--limit",
+                "16",
+                "--workers",
+                "2",
+                "--concurrency",
+                "6",
+                "--max-in-flight",
+                "3",
+                "--out",
+                str(tmp_path / "r"),
+            ],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "REPLAN_PROGRESS_EVERY": "0", "OPENAI_API_KEY": ""},
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert server.max_in_flight == 3
+        assert server.requests >= 16 * 2
+    with ResultsStore(tmp_path / "r") as store:
+        episodes = store.episodes()
+    assert len(episodes) == 16 and all(e.end_reason.value != "model_error" for e in episodes)
+
+
+def test_worker_processes_without_a_limit_keep_their_concurrency_each(tasks, tmp_path):
+    """The other side of the check above: without --max-in-flight, two workers at 6 each
+    have more than 3 calls in flight at once."""
+    from replan.runner.process_backend import ProcessBackend
+
+    with FakeOpenAI(0.3, tool_turns=3) as server:
+        cfg = RunConfig(
+            agents=["react"],
+            models=["openai:fake"],
+            base_url=server.base_url,
+            concurrency=6,
+            limit=16,
+        )
+        outcome = asyncio.run(
+            arun(cfg, tmp_path, tasks=tasks[:16], backend=ProcessBackend(2, batch_size=8))
+        )
+        assert outcome.failures == 0
+        assert server.max_in_flight > 3
 
 
 def test_a_pause_is_capped_and_a_wait_has_a_deadline():

@@ -138,12 +138,6 @@ def run_command(
                 f"--workers {workers} is for --backend local; Ray places the work itself "
                 "(drop --workers)"
             )
-        if workers != 1 and any(v is not None for v in (max_in_flight, rpm, tpm)):
-            raise PreflightError(
-                "--max-in-flight, --rpm and --tpm hold a whole run in one process or on Ray; "
-                "worker processes would each get their own (use --workers 1: a real model's "
-                "run waits on the model, not on the CPU)"
-            )
         if profile:
             try:
                 check_profile(profile)

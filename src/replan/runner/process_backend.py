@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
+from multiprocessing.managers import BaseManager
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
@@ -39,6 +40,7 @@ from replan.runner.experiment import (
     score_rows,
     split_batches,
 )
+from replan.runner.limits import LocalLimiter
 from replan.runner.safety import run_abandoning_threads
 
 #: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
@@ -72,7 +74,9 @@ def _context() -> Any:
 
 
 # -- worker side -------------------------------------------------------------------------------
-def _worker_main(conn: Connection, cfg: RunConfig, env: dict[str, str]) -> None:
+def _worker_main(
+    conn: Connection, cfg: RunConfig, env: dict[str, str], limiter: Any = None
+) -> None:
     """A worker's life: take ``(batch_id, jobs)`` messages, answer ``("ep", batch_id, index,
     json)`` per finished episode and ``("done", batch_id)`` per batch, until ``None`` or EOF."""
     from replan.runner.ray_backend import _chaos_hook
@@ -89,7 +93,7 @@ def _worker_main(conn: Connection, cfg: RunConfig, env: dict[str, str]) -> None:
         batch_id, jobs = msg
         _chaos_hook(jobs)
         _hang_hook(jobs)
-        run_abandoning_threads(_run_batch(conn, batch_id, jobs, cfg))
+        run_abandoning_threads(_run_batch(conn, batch_id, jobs, cfg, limiter))
         conn.send(("done", batch_id))
 
 
@@ -101,11 +105,13 @@ def _hang_hook(jobs: list[Job]) -> None:
         time.sleep(3600)
 
 
-async def _run_batch(conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig) -> None:
+async def _run_batch(
+    conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig, limiter: Any = None
+) -> None:
     def done(index: int, job: Job, ep: Episode) -> None:
         conn.send(("ep", batch_id, index, ep.to_json(), _score(job, ep)))
 
-    await play(jobs, cfg, concurrency=cfg.concurrency, done=done)
+    await play(jobs, cfg, concurrency=cfg.concurrency, limiter=limiter, done=done)
 
 
 def _score(job: Job, ep: Episode) -> Scored | None:
@@ -130,12 +136,31 @@ class _Batch:
         return [j for i, j in enumerate(self.jobs) if i not in self.sent]
 
 
+class LimiterServer(BaseManager):
+    """Serves the run's one :class:`~replan.runner.limits.LocalLimiter` to its worker processes
+    (what the Ray backend's limiter actor is on a cluster): every worker's model calls wait on
+    the same per-endpoint budgets, one round trip to this server per call start and end."""
+
+
+LimiterServer.register("LocalLimiter", LocalLimiter)
+
+
+class _FinalStats:
+    """The limiter's last counts, kept for the run's last progress line once its server stops."""
+
+    def __init__(self, stats: dict[str, dict[str, Any]]):
+        self._stats = stats
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        return self._stats
+
+
 class _Worker:
     """One worker process, its pipe and the batch it runs."""
 
-    def __init__(self, ctx: Any, cfg: RunConfig, env: dict[str, str]):
+    def __init__(self, ctx: Any, cfg: RunConfig, env: dict[str, str], limiter: Any = None):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, cfg, env), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, cfg, env, limiter), daemon=True)
         self.proc.start()
         child.close()
         self.batch: _Batch | None = None
@@ -170,7 +195,9 @@ class _Worker:
 
 
 class ProcessBackend:
-    """Batches of jobs on ``workers`` local processes; results written by the driver."""
+    """Batches of jobs on ``workers`` local processes; results written by the driver. A run
+    with per-endpoint limits (``--max-in-flight``, ``--rpm``, ``--tpm``) holds all workers to
+    one set of budgets (:class:`LimiterServer`); ``limiter`` is then its handle."""
 
     def __init__(
         self,
@@ -182,6 +209,7 @@ class ProcessBackend:
         self.workers = workers if workers > 0 else cpu_workers()
         self.batch_size = batch_size
         self.max_retries = max_retries
+        self.limiter: Any = None
 
     def _batches(self, jobs: Sequence[Job]) -> list[_Batch]:
         # at most MAX_BATCH jobs a batch: small messages
@@ -203,7 +231,17 @@ class ProcessBackend:
         ctx = _context()
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         silent_s = (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
-        workers = [_Worker(ctx, cfg, env) for _ in range(min(self.workers, len(queue)))]
+        server: LimiterServer | None = None
+        if cfg.limits().any:
+            server = LimiterServer(ctx=ctx)
+            server.start()
+            self.limiter = server.LocalLimiter(None, cfg.limits())  # type: ignore[attr-defined]
+        limiter = self.limiter if server is not None else None
+
+        def start() -> _Worker:
+            return _Worker(ctx, cfg, env, limiter)
+
+        workers = [start() for _ in range(min(self.workers, len(queue)))]
         try:
             while True:
                 for w in workers:
@@ -225,14 +263,18 @@ class ProcessBackend:
                     if not w.proc.is_alive():
                         self._take(w, w.messages(), on_done, now)  # what it sent before dying
                         self._lost(w, queue, on_done, "the worker process died")
-                        workers[i] = _Worker(ctx, cfg, env)
+                        workers[i] = start()
                     elif now - w.heard > silent_s:
                         self._hung(w, on_done, silent_s)
                         w.stop(hard=True)
-                        workers[i] = _Worker(ctx, cfg, env)
+                        workers[i] = start()
         finally:
             for w in workers:
                 w.stop(hard=w.batch is not None)
+            if server is not None:
+                with contextlib.suppress(Exception):  # the counts are only for the last line
+                    self.limiter = _FinalStats(self.limiter.stats())
+                server.shutdown()
 
     @staticmethod
     def _take(w: _Worker, msgs: list[tuple[Any, ...]], on_done: OnDone, now: float) -> None:
