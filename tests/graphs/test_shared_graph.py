@@ -52,20 +52,14 @@ def _plain(ep) -> dict:
     return data
 
 
+def _episode(design, task):
+    """One episode of ``design`` on ``task`` as the runner plays it (a coroutine)."""
+    model = make_model("simulated:competent", task=task, seed=0)
+    return arun_episode(design, model, task, faults=fault_injector(task), config=AgentConfig())
+
+
 async def _all_at_once(tasks) -> list:
-    return await asyncio.gather(
-        *[
-            arun_episode(
-                d,
-                make_model("simulated:competent", task=t, seed=0),
-                t,
-                faults=fault_injector(t),
-                config=AgentConfig(),
-            )
-            for d in DESIGNS
-            for t in tasks
-        ]
-    )
+    return await asyncio.gather(*[_episode(d, t) for d in DESIGNS for t in tasks])
 
 
 def test_concurrent_episodes_through_shared_graphs_equal_their_own_graphs(monkeypatch):
@@ -76,19 +70,7 @@ def test_concurrent_episodes_through_shared_graphs_equal_their_own_graphs(monkey
     assert sorted(k[0] for k in graphs._SHARED) == sorted(DESIGNS)
 
     monkeypatch.setattr(graphs, "shared_graph", lambda *a, **k: None)  # each its own graph
-    alone = [
-        asyncio.run(
-            arun_episode(
-                d,
-                make_model("simulated:competent", task=t, seed=0),
-                t,
-                faults=fault_injector(t),
-                config=AgentConfig(),
-            )
-        )
-        for d in DESIGNS
-        for t in tasks
-    ]
+    alone = [asyncio.run(_episode(d, t)) for d in DESIGNS for t in tasks]
     assert len(together) == len(alone) == len(DESIGNS) * len(tasks)
     assert sum(len(e.steps) for e in alone) > 0
     for a, b in zip(together, alone, strict=True):

@@ -114,38 +114,28 @@ def _uuid(n: int):
     return UUID(int=n)
 
 
-def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp_path):
-    """The CLI end to end: --max-in-flight is what the server sees; without a terminal the
-    progress lines carry the rate, the ETA and the model calls."""
+def _replan_run(server, out, *args: str):
+    """``replan run`` of react on the fake server, without a terminal (progress lines at every
+    tick), as a user runs it."""
     import subprocess
     import sys
 
+    cmd = [sys.executable, "-m", "replan.cli", "run", "--agents", "react", "--model", "openai:fake"]
+    return subprocess.run(
+        [*cmd, "--base-url", server.base_url, *args, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "REPLAN_PROGRESS_EVERY": "0", "OPENAI_API_KEY": ""},
+        timeout=600,
+    )
+
+
+def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp_path):
+    """The CLI end to end: --max-in-flight is what the server sees; without a terminal the
+    progress lines carry the rate, the ETA and the model calls."""
     with FakeOpenAI(0.2, tool_turns=3) as server:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "replan.cli",
-                "run",
-                "--agents",
-                "react",
-                "--model",
-                "openai:fake",
-                "--base-url",
-                server.base_url,
-                "--limit",
-                "8",
-                "--concurrency",
-                "8",
-                "--max-in-flight",
-                "2",
-                "--out",
-                str(tmp_path / "r"),
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "REPLAN_PROGRESS_EVERY": "0", "OPENAI_API_KEY": ""},
-            timeout=600,
+        proc = _replan_run(
+            server, tmp_path / "r", "--limit", "8", "--concurrency", "8", "--max-in-flight", "2"
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert server.max_in_flight == 2
@@ -157,37 +147,11 @@ def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp
 def test_worker_processes_share_one_limit(tasks, tmp_path):
     """--workers 2 with --concurrency 6 would keep 12 calls in flight; --max-in-flight 3 is
     one budget for both processes, and the server sees 3."""
-    import subprocess
-    import sys
-
     with FakeOpenAI(0.3, tool_turns=3) as server:
-        proc = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "replan.cli",
-                "run",
-                "--agents",
-                "react",
-                "--model",
-                "openai:fake",
-                "--base-url",
-                server.base_url,
-                "--limit",
-                "16",
-                "--workers",
-                "2",
-                "--concurrency",
-                "6",
-                "--max-in-flight",
-                "3",
-                "--out",
-                str(tmp_path / "r"),
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "REPLAN_PROGRESS_EVERY": "0", "OPENAI_API_KEY": ""},
-            timeout=600,
+        proc = _replan_run(
+            server,
+            tmp_path / "r",
+            *("--limit", "16", "--workers", "2", "--concurrency", "6", "--max-in-flight", "3"),
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert server.max_in_flight == 3
