@@ -35,8 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from replan.report.summary import summarize
-from replan.runner.experiment import DEFAULT_DESIGNS, RunConfig, arun
+from replan.runner.experiment import (
+    DEFAULT_DESIGNS,
+    RunConfig,
+    arun,
+    select_tasks,
+    suite_options,
+)
 from replan.runner.store import ResultsStore
+from replan.suites import load_suite
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")
 
@@ -72,15 +79,17 @@ def table(summary: dict[str, dict], rates: dict[str, dict[str, Any]], model: str
     lines = [
         f"model {model}; value [95% interval]",
         "",
-        "| design | " + " | ".join(METRICS) + " | plans parsed | calls well-formed | failed |",
-        "|---|" + "---|" * (len(METRICS) + 3),
+        "| design | episodes | "
+        + " | ".join(METRICS)
+        + " | plans parsed | calls well-formed | failed |",
+        "|---|" + "---|" * (len(METRICS) + 4),
     ]
     for design, row in summary.items():
         key = design.split(" · ")[0]
         r = rates.get(key, {"plans": 0, "parsed": 0, "calls": 0, "formed": 0})
         cells = [_fmt(row.get(m)) for m in METRICS]
         lines.append(
-            f"| {design} | "
+            f"| {design} | {row.get('episodes', 0)} | "
             + " | ".join(cells)
             + f" | {_share(r['parsed'], r['plans'])} | {_share(r['formed'], r['calls'])} | "
             + f"{row.get('failures', 0)} |"
@@ -98,19 +107,29 @@ def run_slice(
     concurrency: int = 1,
     tasks: list[Any] | None = None,
 ) -> tuple[dict[str, dict], dict[str, dict[str, Any]], float]:
-    """Run the four designs on the slice into ``out``; (summary, usable shares, seconds)."""
+    """Run the four designs on the slice into ``out``; (summary, usable shares, seconds).
+
+    The slice is the suite's stratified subset (``per_cell`` instances of each level x mode
+    cell) taken cell by cell in turn (``--limit`` order), and the run goes instance by instance:
+    a run stopped part way has all four designs on the same instances, and its first 20
+    instances are one per cell (the ``--per-cell 1`` slice)."""
+    base = RunConfig(suite="toolmaze", per_cell=per_cell, filter=list(filter or []))
+    pool = tasks if tasks is not None else load_suite(base.suite, **suite_options(base))
+    size = len(select_tasks(pool, base))
     cfg = RunConfig(
         suite="toolmaze",
         agents=list(DEFAULT_DESIGNS),
         models=[model],
-        per_cell=per_cell,
+        limit=size,  # the same instances as per_cell, in round-robin order of the cells
         filter=list(filter or []),
         concurrency=concurrency,
         base_url=base_url,
         episode_timeout_s=None,  # a CPU model is slow, not stuck; model requests time out
     )
     t0 = time.perf_counter()
-    asyncio.run(arun(cfg, out, tasks=tasks))
+    # a local model is deterministic: its model errors (a prompt past the context window) come
+    # back the same, so a resume keeps them; an endpoint's may be transient and run again
+    asyncio.run(arun(cfg, out, tasks=tasks, retry_failed=not model.startswith("local:")))
     wall = time.perf_counter() - t0
     with ResultsStore(out) as store:
         episodes = store.episodes()

@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -91,6 +92,11 @@ def test_sigkill_mid_run_then_resume_equals_a_clean_run(tmp_path):
     proc.wait()
     partial = _stored(killed)
     assert 0 < partial < 30
+    # task-major order: the stopped run has all three designs on every task it reached but
+    # the last (design-major order would leave react alone on five tasks)
+    with ResultsStore(killed) as s:
+        per_task = Counter(ep.task_id for ep in s.episodes())
+    assert sum(n < 3 for n in per_task.values()) <= 1, per_task
     _cli("run", "--out", str(killed), *args)
     with ResultsStore(clean) as a, ResultsStore(killed) as b:
         assert b.snapshot() == a.snapshot()

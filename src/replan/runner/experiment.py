@@ -369,14 +369,16 @@ def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
 
 
 def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
-    """One job per model × design × task × seed; the model label carries the prompt variant
-    (``simulated:competent+hint``) so that a hint run is never mistaken for a standard one."""
+    """One job per model × task × seed × design, in that order; the model label carries the
+    prompt variant (``simulated:competent+hint``) so that a hint run is never mistaken for a
+    standard one. Task-major order: a run stopped part way (a slow real model, a deadline) has
+    every design on the same tasks, so what it stored compares designs like for like."""
     return [
         Job(t, d, model_with_prompt(m, cfg.prompt), s)
         for m in cfg.models
-        for d in cfg.agents
         for t in tasks
         for s in range(cfg.seeds)
+        for d in cfg.agents
     ]
 
 
