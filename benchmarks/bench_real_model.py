@@ -31,6 +31,7 @@ import argparse
 import asyncio
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from replan.runner.experiment import (
     DEFAULT_DESIGNS,
     RunConfig,
     arun,
+    make_jobs,
     select_tasks,
     suite_options,
 )
@@ -97,17 +99,16 @@ def table(summary: dict[str, dict], rates: dict[str, dict[str, Any]], model: str
     return "\n".join(lines)
 
 
-def run_slice(
+def slice_config(
     model: str,
-    out: Path,
     *,
     base_url: str | None = None,
     per_cell: int = 2,
     filter: list[str] | None = None,
     concurrency: int = 1,
     tasks: list[Any] | None = None,
-) -> tuple[dict[str, dict], dict[str, dict[str, Any]], float]:
-    """Run the four designs on the slice into ``out``; (summary, usable shares, seconds).
+) -> tuple[RunConfig, list[str]]:
+    """The run's configuration and the store keys of its episodes.
 
     The slice is the suite's stratified subset (``per_cell`` instances of each level x mode
     cell) taken cell by cell in turn (``--limit`` order), and the run goes instance by instance:
@@ -126,15 +127,32 @@ def run_slice(
         base_url=base_url,
         episode_timeout_s=None,  # a CPU model is slow, not stuck; model requests time out
     )
+    if tasks is None:
+        pool = load_suite(cfg.suite, **suite_options(cfg))
+    return cfg, [j.key for j in make_jobs(select_tasks(pool, cfg), cfg)]
+
+
+def run_slice(cfg: RunConfig, out: Path, tasks: list[Any] | None = None) -> tuple[int, float]:
+    """Run (or resume) the slice into ``out``; (episodes run now, seconds)."""
     t0 = time.perf_counter()
     # a local model is deterministic: its model errors (a prompt past the context window) come
     # back the same, so a resume keeps them; an endpoint's may be transient and run again
-    asyncio.run(arun(cfg, out, tasks=tasks, retry_failed=not model.startswith("local:")))
-    wall = time.perf_counter() - t0
+    local = cfg.models[0].startswith("local:")
+    outcome = asyncio.run(arun(cfg, out, tasks=tasks, retry_failed=not local))
+    return outcome.ran, time.perf_counter() - t0
+
+
+def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The table of the slice's episodes stored in ``out`` so far, and the usable shares."""
     with ResultsStore(out) as store:
-        episodes = store.episodes()
+        episodes = [ep for ep in store.episodes() if ep.episode_id in set(keys)]
         tools_of = {t.task_id: list(t.tools) for t in store.tasks().values()}
-    return summarize(out), usable(episodes, tools_of), wall
+    rates = usable(episodes, tools_of)
+    per_task = Counter(ep.task_id for ep in episodes)
+    whole = sum(n == len(DEFAULT_DESIGNS) for n in per_task.values())
+    selected = len(keys) // len(DEFAULT_DESIGNS)
+    text = table(summarize(out, keys), rates, model) if episodes else "nothing stored yet"
+    return text + f"\n\n{whole} of the slice's {selected} instances have all four designs.", rates
 
 
 def main() -> None:
@@ -146,17 +164,24 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=None)
     ap.add_argument("--out", type=Path, default=Path("replan-results-real-model"))
     ap.add_argument("--md", type=Path, default=None, help="also write the table to this file")
+    ap.add_argument(
+        "--table-only", action="store_true", help="print the table of what is stored; run nothing"
+    )
     ns = ap.parse_args()
     conc = ns.concurrency or (1 if ns.model.startswith("local:") else 4)
     filt = [x.strip() for x in ns.filter.split(",") if x.strip()]
-    summary, rates, wall = run_slice(
-        ns.model, ns.out, base_url=ns.base_url, per_cell=ns.per_cell, filter=filt, concurrency=conc
+    cfg, keys = slice_config(
+        ns.model, base_url=ns.base_url, per_cell=ns.per_cell, filter=filt, concurrency=conc
     )
-    episodes = sum(int(r.get("episodes", 0)) for r in summary.values())
-    text = table(summary, rates, ns.model) + (
-        f"\n\n{episodes} episodes in {wall:.0f} s this run ({wall / max(episodes, 1):.0f} s per "
-        f"episode; episodes already stored in {ns.out} were not rerun)."
-    )
+    ran_note = ""
+    if not ns.table_only:
+        ran, wall = run_slice(cfg, ns.out)
+        ran_note = (
+            f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "
+            f"episodes already stored in {ns.out} were not rerun."
+        )
+    text, rates = stored_table(ns.out, keys, ns.model)
+    text += ran_note
     print(text)
     if ns.md:
         ns.md.write_text(text + "\n", encoding="utf-8")
