@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from replan.core.trace import FAILURE_END_REASONS
 from replan.report.summary import summarize
 from replan.runner.experiment import (
     DEFAULT_DESIGNS,
@@ -152,7 +153,18 @@ def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str,
     whole = sum(n == len(DEFAULT_DESIGNS) for n in per_task.values())
     selected = len(keys) // len(DEFAULT_DESIGNS)
     text = table(summarize(out, keys), rates, model) if episodes else "nothing stored yet"
-    return text + f"\n\n{whole} of the slice's {selected} instances have all four designs.", rates
+    text += f"\n\n{whole} of the slice's {selected} instances have all four designs."
+    failed = Counter(
+        (ep.design, ep.end_reason.value, (ep.error or "").splitlines()[0][:100])
+        for ep in episodes
+        if ep.end_reason.value in FAILURE_END_REASONS
+    )
+    if failed:
+        text += (
+            "\nFailed runs are left out of the metrics and counted under 'failed':\n"
+            + "\n".join(f"- {d}: {n} x {why}: {err}" for (d, why, err), n in sorted(failed.items()))
+        )
+    return text, rates
 
 
 def main() -> None:
