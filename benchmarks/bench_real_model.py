@@ -17,6 +17,9 @@ hosted API; the key comes from ``OPENAI_API_KEY``):
 
 Whatever the table shows is reported as it is. On two shared CPU cores SmolLM2 takes minutes
 per episode; ``--per-cell 1`` halves the slice (20 instances), ``--filter NP`` keeps one mode.
+The run goes instance by instance (all four designs on one instance, then the next), through
+the cells in turn, so a run stopped part way is a smaller stratified slice with every design on
+the same instances; rerunning continues it, and ``--table-only`` prints what is stored so far.
 Measured 2026-12-01 on 2 cores: llama.cpp evaluates SmolLM2's prompt at about 160 tokens/s and
 writes about 35 tokens/s under a grammar; on a C1 instance a ReAct turn is about 1,850 prompt
 tokens (17 s), a plan 2,100 + 500 (34 s), a Dual-Loop revision 5,400 + 470 (86 s). Dual-Loop's
