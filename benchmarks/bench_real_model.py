@@ -48,6 +48,7 @@ from replan.runner.experiment import (
     select_tasks,
     suite_options,
 )
+from replan.runner.preflight import PreflightError, check_model
 from replan.runner.store import ResultsStore
 from replan.suites import load_suite
 
@@ -116,8 +117,8 @@ def slice_config(
 
     The slice is the suite's stratified subset (``per_cell`` instances of each level x mode
     cell) taken cell by cell in turn (``--limit`` order), and the run goes instance by instance:
-    a run stopped part way has all four designs on the same instances, and its first 20
-    instances are one per cell (the ``--per-cell 1`` slice)."""
+    a run stopped part way has all four designs on the same instances, and (without a
+    ``filter``) its first 20 instances are one per cell (the ``--per-cell 1`` slice)."""
     base = RunConfig(suite="toolmaze", per_cell=per_cell, filter=list(filter or []))
     pool = tasks if tasks is not None else load_suite(base.suite, **suite_options(base))
     size = len(select_tasks(pool, base))
@@ -131,7 +132,7 @@ def slice_config(
         base_url=base_url,
         episode_timeout_s=None,  # a CPU model is slow, not stuck; model requests time out
     )
-    if tasks is None:
+    if tasks is None and suite_options(cfg) != suite_options(base):
         pool = load_suite(cfg.suite, **suite_options(cfg))
     return cfg, [j.key for j in make_jobs(select_tasks(pool, cfg), cfg)]
 
@@ -139,8 +140,9 @@ def slice_config(
 def run_slice(cfg: RunConfig, out: Path, tasks: list[Any] | None = None) -> tuple[int, float]:
     """Run (or resume) the slice into ``out``; (episodes run now, seconds)."""
     t0 = time.perf_counter()
-    # a local model is deterministic: its model errors (a prompt past the context window) come
-    # back the same, so a resume keeps them; an endpoint's may be transient and run again
+    # a local model is deterministic: its failed runs (a prompt past the context window) come
+    # back the same, so a resume keeps every stored failure (main checks the model can load
+    # before anything runs); an endpoint's failures may be transient and run again
     local = cfg.models[0].startswith("local:")
     outcome = asyncio.run(arun(cfg, out, tasks=tasks, retry_failed=not local))
     return outcome.ran, time.perf_counter() - t0
@@ -149,16 +151,19 @@ def run_slice(cfg: RunConfig, out: Path, tasks: list[Any] | None = None) -> tupl
 def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str, dict[str, Any]]]:
     """The table of the slice's episodes stored in ``out`` so far, and the usable shares."""
     with ResultsStore(out) as store:
-        episodes = [ep for ep in store.episodes() if ep.episode_id in set(keys)]
+        episodes = list(store.episodes_by_key(keys).values())
         tools_of = {t.task_id: list(t.tools) for t in store.tasks().values()}
     rates = usable(episodes, tools_of)
     per_task = Counter(ep.task_id for ep in episodes)
     whole = sum(n == len(DEFAULT_DESIGNS) for n in per_task.values())
     selected = len(keys) // len(DEFAULT_DESIGNS)
     text = table(summarize(out, keys), rates, model) if episodes else "nothing stored yet"
-    text += f"\n\n{whole} of the slice's {selected} instances have all four designs."
+    text += (
+        f"\n\n{whole} of the slice's {selected} instances have all four designs stored "
+        "(failed runs included)."
+    )
     failed = Counter(
-        (ep.design, ep.end_reason.value, (ep.error or "").splitlines()[0][:100])
+        (ep.design, ep.end_reason.value, next(iter((ep.error or "").splitlines()), "")[:100])
         for ep in episodes
         if ep.end_reason.value in FAILURE_END_REASONS
     )
@@ -189,7 +194,13 @@ def main() -> None:
         ns.model, base_url=ns.base_url, per_cell=ns.per_cell, filter=filt, concurrency=conc
     )
     ran_note = ""
+    if ns.table_only and not (ns.out / "results.sqlite").exists():
+        sys.exit(f"bench_real_model: no results store in {ns.out}")
     if not ns.table_only:
+        try:
+            check_model(ns.model, base_url=ns.base_url)
+        except PreflightError as exc:
+            sys.exit(f"bench_real_model: {exc}")
         ran, wall = run_slice(cfg, ns.out)
         ran_note = (
             f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "

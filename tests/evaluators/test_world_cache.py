@@ -18,7 +18,7 @@ def test_world_cache_by_task_id(monkeypatch):
     monkeypatch.setattr(ev, "_WORLDS", ev.OrderedDict())
     monkeypatch.setattr(ev, "WORLD_CACHE_SIZE", 3)
     a, b, c, d = load_suite("toolmaze", per_level=1)[:4]
-    for _design in range(4):  # design-major, as a run orders its jobs
+    for _model in range(4):  # revisited after the other tasks, as a run of several models
         for t in (a, b, c):
             ev._world_for(t)
     assert built == [a.task_id, b.task_id, c.task_id]

@@ -104,8 +104,8 @@ __all__ = [
 ]
 
 #: the most task worlds the scorer keeps (least recently used dropped): the whole ToolMaze suite
-#: (2,000 tasks, about 60 MB of worlds), so a run of every design over it, which meets a task
-#: again only after every other, builds each world once
+#: (2,000 tasks, about 60 MB of worlds), so a run that meets a task again only after every
+#: other (a run of several models, or scoring a store afresh) still builds each world once
 WORLD_CACHE_SIZE = 2048
 _WORLDS: OrderedDict[str, tuple[Task, World | None]] = OrderedDict()
 _WORLDS_LOCK = threading.Lock()

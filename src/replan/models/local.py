@@ -259,7 +259,8 @@ def _close_loaded() -> None:
 def _llama(
     path: str, n_ctx: int, n_threads: int, n_threads_batch: int, seed: int
 ) -> tuple[Any, threading.Lock]:
-    """One loaded model per (file, context, threads, seed), shared by all instances."""
+    """One loaded model per (file, context, decode and prompt threads, seed), shared by all
+    instances."""
     key = (path, n_ctx, n_threads, n_threads_batch, seed)
     with _LOAD_LOCK:
         if key not in _LOADED:

@@ -372,7 +372,8 @@ def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
     """One job per model × task × seed × design, in that order; the model label carries the
     prompt variant (``simulated:competent+hint``) so that a hint run is never mistaken for a
     standard one. Task-major order: a run stopped part way (a slow real model, a deadline) has
-    every design on the same tasks, so what it stored compares designs like for like."""
+    every design on the same tasks, but for the few tasks that were in flight (concurrency,
+    workers), so what it stored compares designs like for like."""
     return [
         Job(t, d, model_with_prompt(m, cfg.prompt), s)
         for m in cfg.models
