@@ -121,7 +121,12 @@ def test_failures_are_stored_and_the_run_goes_on(tmp_path):
     assert all("nosuchprovider" in (e.error or "") for e in bad)
     assert all(e.success is False for e in bad)
     label = "react · nosuchprovider:model-x"
-    assert res.summary[label]["failures"] == 3
+    row = res.summary[label]
+    assert row["failures"] == 3 and row["episodes"] == 0
+    # every run failed: each counts as failed in its cell for TSR (0 over the three cells, as
+    # the table's legend says), and the process metrics, which leave failures out, have no runs
+    assert row["TSR"]["value"] == 0.0 and row["TSR"]["failures"] == 3
+    assert row["TER"]["value"] is None and row["TER"]["n"] == 0
 
 
 def bad_factory(tools, model):  # used by name from the CLI test below

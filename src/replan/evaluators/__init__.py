@@ -331,8 +331,7 @@ def score_records(
             {t: list(v.values()) for t, v in by_task.items()}, k, seed=seed, n_boot=n_boot
         )
     tables.update(_prefix_tables(scores, seed, n_boot))
-    if scores:
-        out["prefix.headline"] = prefix_headline(scores, seed, n_boot)
+    out["prefix.headline"] = prefix_headline(scores, seed, n_boot)
     out["tables"] = tables
     return out
 

@@ -179,7 +179,7 @@ def summary_row(unit: Unit, *, seed: int = 0, n_boot: int = N_BOOT) -> dict[str,
         "failures": len(unit.failures),
         "failure_reasons": dict(sorted(reasons.items())),
     }
-    if not unit.scores:
+    if not unit.aggregate:
         return row
     # prefix figures on NP when the runs mix NP with perturbed modes (see
     # evaluators.prefix_headline); ``prefix_scope`` says which runs they cover
@@ -219,8 +219,9 @@ def build_units(
             scores=scores,
             failures=[s.episode for s in every if is_failure(s.episode)],
         )
-        if scores:  # failures too: score_records is the one place that accounts them
-            unit.aggregate = score_records(every, seed=seed, n_boot=n_boot)
+        # failures too (a unit whose every run failed has TSR 0, its process metrics none):
+        # score_records is the one place that accounts them
+        unit.aggregate = score_records(every, seed=seed, n_boot=n_boot)
         unit.row = summary_row(unit, seed=seed, n_boot=n_boot)
         units.append(unit)
     return units, by_key
