@@ -268,3 +268,19 @@ def test_adversarial_text_never_raises_and_accepted_plans_round_trip(text):
         again = Plan.parse(res.to_text())
         assert isinstance(again, Plan)
         assert again.model_dump(exclude={"thought"}) == res.model_dump(exclude={"thought"})
+
+
+def test_a_raw_line_break_inside_a_string_is_read_as_written():
+    # seen from SmolLM2 under llama-cpp-python's JSON grammar, whose string rule lets control
+    # characters through: strict JSON refuses it, and the bracket inside the thought then read
+    # as the task list ("task 0 is not an object")
+    text = (
+        '{"thought": "look ][1]\n{ first", "tasks": [{"id": "root", "dep": []}, '
+        '{"id": "1", "name": "search", "para": {"q": "a\nb"}, "dep": ["root"]}, '
+        '{"id": "response", "dep": ["1"]}]}'
+    )
+    plan = Plan.parse(text)
+    assert isinstance(plan, Plan), plan
+    assert plan.ids == ["root", "1", "response"]
+    assert plan.node("1").args == {"q": "a\nb"}
+    assert plan.thought == "look ][1]\n{ first"

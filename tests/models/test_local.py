@@ -96,6 +96,15 @@ def test_turns_are_rendered_and_constrained_without_running_a_model() -> None:
     assert ans["required"] == ["answer"]
     assert _forced_tool(tools, "any") is tools[0] and _forced_tool(tools, "auto") is None
     assert PLAN_SCHEMA["required"] == ["thought", "tasks"]
+    # llama-cpp-python's JSON grammar lets a raw line break into a string: the call is still
+    # the call the model wrote
+    usage = {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}
+    msg = model._message(
+        '{"tool": "search_flights", "arguments": {"origin": "L\nIS"}}', tools, None, usage
+    )
+    assert [(c["name"], c["args"]) for c in msg.tool_calls] == [
+        ("search_flights", {"origin": "L\nIS"})
+    ]
 
 
 @pytest.mark.slow

@@ -338,6 +338,11 @@ def _too_deep(value: Any, limit: int = MAX_PLAN_DEPTH) -> bool:
     return False
 
 
+#: JSON as models write it: a line break or tab typed raw inside a string (strict JSON wants
+#: ``\n``) is read as the text it is, not as a broken plan
+_LENIENT = json.JSONDecoder(strict=False)
+
+
 def _extract_json(text: str) -> tuple[Any, str] | ParseFailure:
     """Find the JSON object (or array) in model text; returns (value, thought)."""
     thought, text = _split_thought(text)
@@ -356,7 +361,7 @@ def _extract_json(text: str) -> tuple[Any, str] | ParseFailure:
             body = cand[start:]
             for fixed in (body, _TRAILING_COMMA.sub(r"\1", _LINE_COMMENT.sub("", body))):
                 try:
-                    value, _ = json.JSONDecoder().raw_decode(fixed)
+                    value, _ = _LENIENT.raw_decode(fixed)
                     return value, thought
                 except json.JSONDecodeError as exc:
                     last_error = f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -372,7 +377,7 @@ def _coerce_json_string(v: Any) -> Any:
         s = v.strip()
         if s[:1] in "{[":
             try:
-                return json.loads(s)
+                return _LENIENT.decode(s)
             except (json.JSONDecodeError, RecursionError):
                 return v
     return v

@@ -492,8 +492,10 @@ def _listed_tools(messages: Sequence[BaseMessage]) -> list[str]:
 
 
 def _loads(text: str) -> Any:
+    """The JSON the model wrote, a raw line break inside a string read as written
+    (llama-cpp-python's JSON grammar lets control characters into strings)."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except json.JSONDecodeError:
         return None
 
