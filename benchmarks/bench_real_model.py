@@ -149,18 +149,28 @@ def run_slice(cfg: RunConfig, out: Path, tasks: list[Any] | None = None) -> tupl
 
 
 def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str, dict[str, Any]]]:
-    """The table of the slice's episodes stored in ``out`` so far, and the usable shares."""
+    """The table of the slice's instances that have all four designs stored in ``out`` so far
+    (an instance still in progress is left out, so every row covers the same instances), and
+    the usable shares."""
     with ResultsStore(out) as store:
-        episodes = list(store.episodes_by_key(keys).values())
+        stored = store.episodes_by_key(keys)
         tools_of = {t.task_id: list(t.tools) for t in store.tasks().values()}
+    per_task = Counter(ep.task_id for ep in stored.values())
+    whole = {t for t, n in per_task.items() if n == len(DEFAULT_DESIGNS)}
+    used = {k: ep for k, ep in stored.items() if ep.task_id in whole}
+    episodes = list(used.values())
     rates = usable(episodes, tools_of)
-    per_task = Counter(ep.task_id for ep in episodes)
-    whole = sum(n == len(DEFAULT_DESIGNS) for n in per_task.values())
     selected = len(keys) // len(DEFAULT_DESIGNS)
-    text = table(summarize(out, keys), rates, model) if episodes else "nothing stored yet"
+    text = table(summarize(out, list(used)), rates, model) if used else "nothing complete yet"
     text += (
-        f"\n\n{whole} of the slice's {selected} instances have all four designs stored "
-        "(failed runs included)."
+        f"\n\n{len(whole)} of the slice's {selected} instances have all four designs stored "
+        "(failed runs included); the table covers them"
+        + (
+            f", not the {len(stored) - len(used)} episode(s) of an instance in progress"
+            if len(stored) > len(used)
+            else ""
+        )
+        + "."
     )
     failed = Counter(
         (ep.design, ep.end_reason.value, next(iter((ep.error or "").splitlines()), "")[:100])
