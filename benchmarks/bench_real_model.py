@@ -162,16 +162,14 @@ def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str,
     rates = usable(episodes, tools_of)
     selected = len(keys) // len(DEFAULT_DESIGNS)
     text = table(summarize(out, list(used)), rates, model) if used else "nothing complete yet"
+    in_progress = len(stored) - len(used)
     text += (
         f"\n\n{len(whole)} of the slice's {selected} instances have all four designs stored "
         "(failed runs included); the table covers them"
-        + (
-            f", not the {len(stored) - len(used)} episode(s) of an instance in progress"
-            if len(stored) > len(used)
-            else ""
-        )
-        + "."
     )
+    if in_progress:
+        text += f", not the {in_progress} episode(s) of an instance in progress"
+    text += "."
     failed = Counter(
         (ep.design, ep.end_reason.value, next(iter((ep.error or "").splitlines()), "")[:100])
         for ep in episodes
