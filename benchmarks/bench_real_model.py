@@ -16,7 +16,8 @@ hosted API; the key comes from ``OPENAI_API_KEY``):
     .venv/bin/python benchmarks/bench_real_model.py --model openai:NAME --base-url URL
 
 Whatever the table shows is reported as it is. On two shared CPU cores SmolLM2 takes minutes
-per episode; ``--per-cell 1`` halves the slice (20 instances), ``--filter NP`` keeps one mode.
+per episode; ``--per-cell 1`` halves the slice (20 instances), ``--filter NP`` keeps one mode,
+and ``--workers 2`` runs two instances at once, each process with its own copy of the model.
 The run goes instance by instance (all four designs on one instance, then the next), through
 the cells in turn, so a run stopped part way is a smaller stratified slice with every design on
 the same instances; rerunning continues it, and ``--table-only`` prints what is stored so far.
@@ -49,6 +50,7 @@ from replan.runner.experiment import (
     suite_options,
 )
 from replan.runner.preflight import PreflightError, check_model
+from replan.runner.process_backend import ProcessBackend, cpu_workers
 from replan.runner.store import ResultsStore
 from replan.suites import load_suite
 
@@ -137,14 +139,19 @@ def slice_config(
     return cfg, [j.key for j in make_jobs(select_tasks(pool, cfg), cfg)]
 
 
-def run_slice(cfg: RunConfig, out: Path, tasks: list[Any] | None = None) -> tuple[int, float]:
-    """Run (or resume) the slice into ``out``; (episodes run now, seconds)."""
+def run_slice(
+    cfg: RunConfig, out: Path, tasks: list[Any] | None = None, workers: int = 1
+) -> tuple[int, float]:
+    """Run (or resume) the slice into ``out``; (episodes run now, seconds). ``workers`` > 1
+    runs it on that many processes, one instance (its four designs) at a time each: a CPU
+    model's own copy per process, its reply written on one core."""
     t0 = time.perf_counter()
     # a local model is deterministic: its failed runs (a prompt past the context window) come
     # back the same, so a resume keeps every stored failure (main checks the model can load
     # before anything runs); an endpoint's failures may be transient and run again
     local = cfg.models[0].startswith("local:")
-    outcome = asyncio.run(arun(cfg, out, tasks=tasks, retry_failed=not local))
+    backend = ProcessBackend(workers, batch_size=len(cfg.agents)) if workers > 1 else None
+    outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local))
     return outcome.ran, time.perf_counter() - t0
 
 
@@ -190,6 +197,12 @@ def main() -> None:
     ap.add_argument("--per-cell", type=int, default=2, help="instances per level x mode cell")
     ap.add_argument("--filter", default="", help="levels and/or modes, e.g. 'NP' or 'C1,C2'")
     ap.add_argument("--concurrency", type=int, default=None)
+    ap.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes, each with its own copy of a local model (0: one per core)",
+    )
     ap.add_argument("--out", type=Path, default=Path("replan-results-real-model"))
     ap.add_argument("--md", type=Path, default=None, help="also write the table to this file")
     ap.add_argument(
@@ -209,7 +222,7 @@ def main() -> None:
             check_model(ns.model, base_url=ns.base_url)
         except PreflightError as exc:
             sys.exit(f"bench_real_model: {exc}")
-        ran, wall = run_slice(cfg, ns.out)
+        ran, wall = run_slice(cfg, ns.out, workers=ns.workers if ns.workers > 0 else cpu_workers())
         ran_note = (
             f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "
             f"episodes already stored in {ns.out} were not rerun."

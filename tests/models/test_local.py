@@ -107,6 +107,19 @@ def test_turns_are_rendered_and_constrained_without_running_a_model() -> None:
     ]
 
 
+def test_prompt_threads_follow_the_cores_a_worker_is_given(tmp_path, monkeypatch) -> None:
+    """Two threads for prompt evaluation, or fewer when a runner gave this process fewer cores
+    (two processes on two cores each on two threads wait on each other's barriers)."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"")
+    monkeypatch.delenv(local.CORES_ENV, raising=False)
+    assert LocalChatModel(model_path=str(gguf)).n_threads_batch == 2
+    for given, threads in (("1", 1), ("2", 2), ("16", 2), ("0", 1), ("two", 2)):
+        monkeypatch.setenv(local.CORES_ENV, given)
+        assert LocalChatModel(model_path=str(gguf)).n_threads_batch == threads, given
+    assert LocalChatModel(model_path=str(gguf), n_threads_batch=4).n_threads_batch == 4
+
+
 @pytest.mark.slow
 def test_smollm2_runs_every_design_and_the_episodes_are_honest() -> None:
     why = _local_ready()

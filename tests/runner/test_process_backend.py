@@ -115,3 +115,31 @@ def test_cli_workers(tmp_path):
         assert len(s.done_keys()) == 2
     res = CliRunner().invoke(app, [*args, "--workers", "2", "--backend", "ray"])
     assert res.exit_code == 2 and "--workers 2 is for --backend local" in res.output
+
+
+def test_each_worker_is_told_its_share_of_the_cores(monkeypatch):
+    """Workers learn how many cores are theirs (a local llama.cpp model sizes its threads by
+    it); a share the user set is passed on as set."""
+    from replan.models.local import CORES_ENV
+
+    seen: list[dict[str, str]] = []
+
+    class Started(Exception):
+        pass
+
+    def fake_worker(ctx, cfg, env, limiter=None):
+        seen.append(dict(env))
+        raise Started
+
+    jobs = [object()] * 8
+    monkeypatch.setattr(process_backend, "_Worker", fake_worker)
+    monkeypatch.setattr(process_backend, "cpu_workers", lambda: 4)
+    monkeypatch.delenv(CORES_ENV, raising=False)
+    for workers, share in ((2, "2"), (4, "1"), (8, "1"), (1, "4")):
+        with pytest.raises(Started):
+            asyncio.run(ProcessBackend(workers, batch_size=1).run(jobs, CFG, None, print))
+        assert seen.pop()[CORES_ENV] == share, workers
+    monkeypatch.setenv(CORES_ENV, "3")
+    with pytest.raises(Started):
+        asyncio.run(ProcessBackend(2, batch_size=1).run(jobs, CFG, None, print))
+    assert seen.pop()[CORES_ENV] == "3"

@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -293,6 +294,23 @@ def _text(m: BaseMessage) -> str:
     return "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in c)
 
 
+#: cores this process may keep busy, set by a runner that shares the machine among worker
+#: processes (``replan run --workers N``: each worker gets its share); unset: two
+CORES_ENV = "REPLAN_CORES"
+
+
+def batch_threads() -> int:
+    """Threads for prompt evaluation: two, or this process's share of the cores if smaller.
+    Two processes each evaluating a prompt on two threads of two cores wait on each other's
+    barriers: 1,467 tokens and 150 grammar-constrained ones took 48 s each, against 32 s each
+    on one thread apiece (the same text; one process alone on two threads: 21 s)."""
+    try:
+        share = int(os.environ.get(CORES_ENV) or 2)
+    except ValueError:
+        share = 2
+    return max(1, min(2, share))
+
+
 class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     """SmolLM2-135M-Instruct (or another ChatML GGUF) as a LangChain chat model.
 
@@ -311,8 +329,8 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     #: 147 s; the text was the same), and one thread leaves a core to the rest of the run
     n_threads: int = 1
     #: threads evaluating the prompt, a batch of tokens at once (1,000 tokens: 12 s on one
-    #: thread, 6 s on two)
-    n_threads_batch: int = 2
+    #: thread, 6 s on two); one in a worker process given one core (:data:`CORES_ENV`)
+    n_threads_batch: int = Field(default_factory=batch_threads)
     seed: int = 0
     temperature: float = 0.0
     max_tokens: int = Field(1024, ge=16)
@@ -557,9 +575,11 @@ def _turn_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 __all__ = [
+    "CORES_ENV",
     "PLAN_SCHEMA",
     "LocalChatModel",
     "LocalModelUnavailable",
+    "batch_threads",
     "llama_available",
     "plan_grammar",
     "smollm2_path",

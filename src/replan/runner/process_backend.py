@@ -30,6 +30,7 @@ from multiprocessing.managers import BaseManager
 from typing import Any
 
 from replan.core.trace import EndReason, Episode
+from replan.models.local import CORES_ENV
 from replan.runner.experiment import (
     Job,
     OnDone,
@@ -230,6 +231,9 @@ class ProcessBackend:
         queue = deque(enumerate(self._batches(jobs)))
         ctx = _context()
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+        # each worker's share of the cores, for models that run threads of their own (a local
+        # llama.cpp model); a share the user set stands
+        env[CORES_ENV] = os.environ.get(CORES_ENV) or str(max(1, cpu_workers() // self.workers))
         silent_s = (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
         server: LimiterServer | None = None
         if cfg.limits().any:
