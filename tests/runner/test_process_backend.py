@@ -4,7 +4,14 @@ scores; a worker dying mid-batch loses nothing, and one that never answers canno
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -95,6 +102,62 @@ def test_silent_worker_is_killed_not_waited_for(tmp_path, monkeypatch):
     assert "sent nothing" in (by_key[hung].error or "")
     (other,) = [e for k, e in by_key.items() if k != hung]
     assert other.end_reason.value not in ("timeout", "crashed"), other.error
+
+
+def _children() -> dict[int, int]:
+    """Running processes and their parents (Linux /proc; a zombie counts as ended)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            parents[int(stat.parent.name)] = int(fields[1])
+    return parents
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_end_when_the_driver_is_killed(tmp_path):
+    """A driver killed outright cannot stop its workers; each notices within seconds that the
+    driver is gone and ends, instead of playing its episode to the end for nobody (here a
+    worker asleep for an hour on its batch)."""
+    cfg = replace(CFG, limit=1, agents=["react"])
+    tasks = select_tasks(load_suite(cfg.suite, **suite_options(cfg)), cfg)
+    hung = episode_key(tasks[0].task_id, "react", cfg.models[0], 0)
+    script = (
+        "import asyncio, sys\n"
+        "from replan.runner.experiment import RunConfig, arun\n"
+        "from replan.runner.process_backend import ProcessBackend\n"
+        "cfg = RunConfig(agents=['react'], limit=1, concurrency=2)\n"
+        "asyncio.run(arun(cfg, sys.argv[1], backend=ProcessBackend(1)))\n"
+    )
+    env = {**os.environ, "REPLAN_CHAOS_HANG_KEY": hung}
+    driver = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "out")], env=env)
+    servers: set[int] = set()
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not workers:
+            time.sleep(0.5)
+            parents = _children()
+            servers = {p for p, pp in parents.items() if pp == driver.pid}  # the fork server
+            workers = {p for p, pp in parents.items() if pp in servers}
+        assert workers, "the worker never started"
+        time.sleep(3)  # the worker is asleep in its batch
+        driver.kill()
+        driver.wait(10)
+        deadline = time.monotonic() + 20
+        while workers & set(_children()) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        left = workers & set(_children())
+        assert not left, f"workers still running after the driver died: {left}"
+    finally:
+        for p in servers | workers:
+            with contextlib.suppress(OSError):
+                os.kill(p, signal.SIGKILL)
+        if driver.poll() is None:
+            driver.kill()
 
 
 def test_live_agent_object_is_refused():

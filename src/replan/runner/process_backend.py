@@ -21,6 +21,7 @@ import math
 import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -75,15 +76,40 @@ def _context() -> Any:
 
 
 # -- worker side -------------------------------------------------------------------------------
+#: seconds between a worker's checks that its driver is still alive
+DRIVER_CHECK_S = 2.0
+
+
+def _end_with_driver(driver: int) -> None:
+    """End this worker once the driver process is gone: a driver killed outright (SIGKILL,
+    SIGTERM) cannot stop its workers, and an orphan would play its episode to the end (minutes
+    of a local model's CPU, or a provider's calls) for a result nobody will store."""
+    while True:
+        time.sleep(DRIVER_CHECK_S)
+        try:
+            os.kill(driver, 0)
+        except ProcessLookupError:
+            os._exit(1)
+        except OSError:  # it exists (owned by another user: not ours to signal)
+            pass
+
+
 def _worker_main(
-    conn: Connection, cfg: RunConfig, env: dict[str, str], limiter: Any = None
+    conn: Connection,
+    cfg: RunConfig,
+    env: dict[str, str],
+    limiter: Any = None,
+    driver: int | None = None,
 ) -> None:
     """A worker's life: take ``(batch_id, jobs)`` messages, answer ``("ep", batch_id, index,
-    json)`` per finished episode and ``("done", batch_id)`` per batch, until ``None`` or EOF."""
+    json)`` per finished episode and ``("done", batch_id)`` per batch, until ``None`` or EOF
+    (or until the ``driver`` process is gone)."""
     from replan.runner.ray_backend import _chaos_hook
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's; it ends the workers
     os.environ.update(env)
+    if driver is not None:
+        threading.Thread(target=_end_with_driver, args=(driver,), daemon=True).start()
     while True:
         try:
             msg = conn.recv()
@@ -161,7 +187,9 @@ class _Worker:
 
     def __init__(self, ctx: Any, cfg: RunConfig, env: dict[str, str], limiter: Any = None):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, cfg, env, limiter), daemon=True)
+        self.proc = ctx.Process(
+            target=_worker_main, args=(child, cfg, env, limiter, os.getpid()), daemon=True
+        )
         self.proc.start()
         child.close()
         self.batch: _Batch | None = None
