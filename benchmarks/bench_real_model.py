@@ -50,7 +50,7 @@ from replan.runner.experiment import (
     suite_options,
 )
 from replan.runner.preflight import PreflightError, check_model
-from replan.runner.process_backend import ProcessBackend, cpu_workers
+from replan.runner.process_backend import ProcessBackend
 from replan.runner.store import ResultsStore
 from replan.suites import load_suite
 
@@ -142,15 +142,15 @@ def slice_config(
 def run_slice(
     cfg: RunConfig, out: Path, tasks: list[Any] | None = None, workers: int = 1
 ) -> tuple[int, float]:
-    """Run (or resume) the slice into ``out``; (episodes run now, seconds). ``workers`` > 1
-    runs it on that many processes, one instance (its four designs) at a time each: a CPU
-    model's own copy per process, its reply written on one core."""
+    """Run (or resume) the slice into ``out``; (episodes run now, seconds). ``workers`` other
+    than 1 runs it on that many processes (0: one per core), one instance (its four designs) at
+    a time each: a CPU model's own copy per process, its reply written on one core."""
     t0 = time.perf_counter()
     # a local model is deterministic: its failed runs (a prompt past the context window) come
     # back the same, so a resume keeps every stored failure (main checks the model can load
     # before anything runs); an endpoint's failures may be transient and run again
     local = cfg.models[0].startswith("local:")
-    backend = ProcessBackend(workers, batch_size=len(cfg.agents)) if workers > 1 else None
+    backend = ProcessBackend(workers, batch_size=len(cfg.agents)) if workers != 1 else None
     outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local))
     return outcome.ran, time.perf_counter() - t0
 
@@ -222,7 +222,7 @@ def main() -> None:
             check_model(ns.model, base_url=ns.base_url)
         except PreflightError as exc:
             sys.exit(f"bench_real_model: {exc}")
-        ran, wall = run_slice(cfg, ns.out, workers=ns.workers if ns.workers > 0 else cpu_workers())
+        ran, wall = run_slice(cfg, ns.out, workers=ns.workers)
         ran_note = (
             f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "
             f"episodes already stored in {ns.out} were not rerun."
