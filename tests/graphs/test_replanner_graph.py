@@ -377,8 +377,16 @@ def test_wave_gate_orders_faults_and_effects_whatever_the_thread_order():
     assert seen == {0: 0, 1: 1, 2: 1}  # 1 and 2 see the effect of 0; nothing sees 2's
 
 
-def test_a_crashed_wave_resumes_without_rerunning_finished_calls(kit):
+def _run_async(*args: Any, **kwargs: Any) -> Any:
+    return asyncio.run(arun_episode(*args, **kwargs))
+
+
+@pytest.mark.parametrize("run", [run_episode, _run_async], ids=["sync", "async"])
+def test_a_crashed_wave_resumes_without_rerunning_finished_calls(kit, run):
+    """c crashes while a and b still run: the crash waits for them, so their results are saved
+    (and their verdicts streamed) before the run stops, and the resumed run calls c alone."""
     log = kit.CallLog()
+    events: list[dict] = []
     state = {"failed": False}
 
     def flaky(args, ctx):
@@ -399,16 +407,18 @@ def test_a_crashed_wave_resumes_without_rerunning_finished_calls(kit):
     ]
     saver = InMemorySaver()
     task = kit.custom_task(tools)
-    first = run_episode(
+    first = run(
         "replanner_loop",
         loop_model(kit, plan),
         task,
         world=kit.custom_world(tools),
         checkpointer=saver,
         thread_id="t1",
+        on_event=events.append,
     )
     assert first.end_reason is EndReason.CRASHED and "disk full" in first.error
-    second = run_episode(
+    assert sorted(e["node"] for e in events if e["event"] == "verdict") == ["1", "2"]
+    second = run(
         "replanner_loop",
         loop_model(kit, plan),
         task,

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -43,6 +44,11 @@ from replan.nodes.planner import announce, plan_version, request_plan
 from replan.nodes.prompts import replanner_messages, responder_messages
 from replan.nodes.state import AgentState, Node, ended, finish, out_of_time, world_delta
 from replan.nodes.tools import as_tool_call, observation_text, world_session
+
+#: After the rest of a crashed wave has finished, how long the crashed member still waits
+#: before its error reaches LangGraph: a sibling's result is saved by LangGraph just after its
+#: node function returns (in a done callback), and a run that stops first loses it.
+CRASH_SETTLE_S = 0.05
 
 #: How long a wave member waits for the members before it (a safety net against a stalled
 #: branch; a healthy wave never comes close).
@@ -114,6 +120,23 @@ class WaveGate:
             self._intercepted.add(position)
             self._finished[position] = state
             self._cond.notify_all()
+
+    def wait_for_the_rest(self, position: int) -> None:
+        """Block until every other member of the wave has finished (``position`` has).
+
+        A member that crashes calls this before its error reaches LangGraph. LangGraph stops
+        a superstep at its first failed task and keeps the writes only of tasks already done;
+        a sibling still running then may lose its result, and a resumed run calls its tool
+        again (a side effect twice). Waiting adds no new hang: LangGraph would wait for the
+        running siblings on its way out anyway.
+        """
+        n = len(self.effectful)
+        with self._cond:
+            self._wait(
+                lambda: all(j in self._finished for j in range(n) if j != position),
+                "the rest of a wave that crashed",
+                position,
+            )
 
 
 _SLOT: contextvars.ContextVar[tuple[WaveGate, int] | None] = contextvars.ContextVar(
@@ -306,9 +329,11 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
         base: WorldState = task["world"]
         new_state = base
         token = _SLOT.set((gate, position)) if gate is not None else None
+        started = False
         try:
             if gate is not None:
                 base = new_state = gate.state_for(position)
+            started = True
             session = world_session(
                 world,
                 state=base,
@@ -318,6 +343,12 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
             )
             step = session.step(call)
             new_state = session.state
+        except Exception:
+            if gate is not None and started:  # the wave's other calls end (and are saved) first
+                gate.finish(position, new_state)
+                gate.wait_for_the_rest(position)
+                time.sleep(CRASH_SETTLE_S)
+            raise
         finally:
             if gate is not None:
                 gate.finish(position, new_state)
