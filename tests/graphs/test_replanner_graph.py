@@ -25,6 +25,7 @@ from replan.graphs import (
     run_episode,
     runnable_config,
 )
+from replan.nodes import frontier
 from replan.nodes.frontier import _SLOT, OrderedFaults, WaveGate, reconcile
 from replan.nodes.prompts import request_kind
 
@@ -429,6 +430,31 @@ def test_a_crashed_wave_resumes_without_rerunning_finished_calls(kit, run):
     assert second.end_reason is EndReason.ANSWERED
     assert [s.call.node_id for s in second.steps] == ["1", "2", "3"]
     assert sorted(c[0] for c in log.calls) == ["a", "b"]  # a and b ran once, before the crash
+
+
+@pytest.mark.parametrize("run", [run_episode, _run_async], ids=["sync", "async"])
+def test_a_wave_wider_than_the_pool_that_crashes_ends_at_once(kit, run, monkeypatch):
+    """Every member of a 40-call wave crashes: the crashed members fill LangGraph's pool of
+    WAVE_THREADS and must not wait for members still queued behind them (which never start)."""
+    monkeypatch.setattr(frontier, "GATE_TIMEOUT_S", 10.0)  # a regression fails in seconds
+
+    def boom(args, ctx):
+        time.sleep(0.01)
+        raise RuntimeError("disk full")
+
+    tool = kit.sleeper("c", 0).model_copy(update={"implementation": boom})
+    width = frontier.WAVE_THREADS + 8
+    ids = [str(i + 1) for i in range(width)]
+    plan = [kit.ROOT, *(kit.node(i, "c", {"x": int(i)}) for i in ids), kit.response(*ids)]
+    t0 = time.perf_counter()
+    ep = run(
+        "replanner_loop",
+        loop_model(kit, plan),
+        kit.custom_task([tool]),
+        world=kit.custom_world([tool]),
+    )
+    assert ep.end_reason is EndReason.CRASHED and "disk full" in ep.error
+    assert time.perf_counter() - t0 < 10.0  # (a wait for the queued members: >= 10 s)
 
 
 @pytest.mark.parametrize("design", ["react", "plan_conditioned", "dual_loop", "replanner_loop"])

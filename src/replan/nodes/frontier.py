@@ -18,6 +18,7 @@ first). Calls of effect-free tools, the common case for sources and processors, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import threading
 import time
@@ -26,6 +27,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableLambda
+from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END
 from langgraph.types import Command, Send
 
@@ -45,14 +47,19 @@ from replan.nodes.prompts import replanner_messages, responder_messages
 from replan.nodes.state import AgentState, Node, ended, finish, out_of_time, world_delta
 from replan.nodes.tools import as_tool_call, observation_text, world_session
 
-#: After the rest of a crashed wave has finished, how long the crashed member still waits
-#: before its error reaches LangGraph: a sibling's result is saved by LangGraph just after its
-#: node function returns (in a done callback), and a run that stops first loses it.
+#: After the running rest of a crashed wave has finished, how long the crashed member still
+#: waits before its error reaches LangGraph: LangGraph saves a sibling's result in a done
+#: callback just after its node returns, and a run that stops before that loses it. A margin,
+#: not a guarantee: a sibling descheduled for longer under CPU load can still lose the race.
 CRASH_SETTLE_S = 0.05
 
 #: How long a wave member waits for the members before it (a safety net against a stalled
 #: branch; a healthy wave never comes close).
 GATE_TIMEOUT_S = 600.0
+
+
+class GateTimeout(RuntimeError):
+    """A wave member waited :data:`GATE_TIMEOUT_S` for other members (a stalled branch)."""
 
 
 class WaveGate:
@@ -63,7 +70,9 @@ class WaveGate:
     passed its fault decision (or finished without one). With a ``limit``, a member also waits
     until fewer than ``limit`` members before it are unfinished. Waiting only ever targets
     earlier positions, and LangGraph starts a superstep's branches in the order they were sent
-    (its pools are FIFO), so the earliest unfinished member can always run: no deadlock.
+    (its pools are FIFO), so the earliest unfinished member can always run: no deadlock. A
+    member that crashes waits for the members that have *entered* (started running), never
+    for one still queued behind a full pool.
     """
 
     def __init__(
@@ -71,20 +80,21 @@ class WaveGate:
         base: WorldState,
         effectful: list[bool],
         limit: int | None = None,
-        timeout_s: float = GATE_TIMEOUT_S,
+        timeout_s: float | None = None,
     ):
         self.base = base
         self.effectful = effectful
         self.limit = limit
-        self.timeout_s = timeout_s
+        self.timeout_s = GATE_TIMEOUT_S if timeout_s is None else timeout_s
         self._cond = threading.Condition()
         self._finished: dict[int, WorldState] = {}
         self._intercepted: set[int] = set()
+        self._entered: set[int] = set()
 
     def _wait(self, ready: Any, what: str, position: int) -> None:
         if not self._cond.wait_for(ready, timeout=self.timeout_s):
-            raise RuntimeError(
-                f"wave member {position} waited {self.timeout_s:g}s for earlier members ({what})"
+            raise GateTimeout(
+                f"wave member {position} waited {self.timeout_s:g}s for other members ({what})"
             )
 
     def state_for(self, position: int) -> WorldState:
@@ -121,20 +131,25 @@ class WaveGate:
             self._finished[position] = state
             self._cond.notify_all()
 
+    def enter(self, position: int) -> None:
+        """``position`` has started running (a crashed member waits for it)."""
+        with self._cond:
+            self._entered.add(position)
+
     def wait_for_the_rest(self, position: int) -> None:
-        """Block until every other member of the wave has finished (``position`` has).
+        """Block until every member that has entered has finished (``position`` has).
 
         A member that crashes calls this before its error reaches LangGraph. LangGraph stops
         a superstep at its first failed task and keeps the writes only of tasks already done;
         a sibling still running then may lose its result, and a resumed run calls its tool
-        again (a side effect twice). Waiting adds no new hang: LangGraph would wait for the
-        running siblings on its way out anyway.
+        again (a side effect twice). Members still queued (a wave wider than the pool) are not
+        waited for: LangGraph cancels them, they never ran, and a wait for them could never end
+        while the crashed members hold the pool. Members that enter meanwhile are waited for.
         """
-        n = len(self.effectful)
         with self._cond:
             self._wait(
-                lambda: all(j in self._finished for j in range(n) if j != position),
-                "the rest of a wave that crashed",
+                lambda: all(j in self._finished for j in self._entered if j != position),
+                "the running rest of a wave that crashed",
                 position,
             )
 
@@ -305,12 +320,24 @@ def _in_own_thread(fn: Any, *args: Any) -> asyncio.Future:
     return future
 
 
+def _let_the_wave_finish(gate: WaveGate, position: int, state: WorldState) -> None:
+    """A crashed member's last act before its error propagates: release the members waiting on
+    it, then let the running rest of the wave finish so that LangGraph saves their results (a
+    stalled one ends the wait at the gate's timeout, and the crash propagates as it was)."""
+    gate.finish(position, state)
+    with contextlib.suppress(GateTimeout):
+        gate.wait_for_the_rest(position)
+        time.sleep(CRASH_SETTLE_S)
+
+
 def make_tool_agent(inputs: InputSource) -> Runnable:
     """Node (one per frontier node): execute the node's call with its references resolved,
     through the one tool wrapper's session (:func:`replan.nodes.tools.world_session`).
 
     Sync runs execute in LangGraph's worker pool (sized by ``runnable_config``); async runs
-    give each call its own thread, so a wide wave is not capped by asyncio's default executor.
+    give each call its own thread rather than asyncio's default executor. Either way LangGraph
+    runs at most ``max_concurrency`` members at once (``runnable_config``: ``WAVE_THREADS``);
+    the rest of a wider wave waits in its queue.
     """
 
     def tool_agent(task: dict[str, Any]) -> dict[str, Any]:
@@ -329,11 +356,10 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
         base: WorldState = task["world"]
         new_state = base
         token = _SLOT.set((gate, position)) if gate is not None else None
-        started = False
         try:
             if gate is not None:
+                gate.enter(position)
                 base = new_state = gate.state_for(position)
-            started = True
             session = world_session(
                 world,
                 state=base,
@@ -343,11 +369,9 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
             )
             step = session.step(call)
             new_state = session.state
-        except Exception:
-            if gate is not None and started:  # the wave's other calls end (and are saved) first
-                gate.finish(position, new_state)
-                gate.wait_for_the_rest(position)
-                time.sleep(CRASH_SETTLE_S)
+        except Exception as exc:
+            if gate is not None and not isinstance(exc, (GateTimeout, GraphBubbleUp)):
+                _let_the_wave_finish(gate, position, new_state)
             raise
         finally:
             if gate is not None:
