@@ -432,6 +432,8 @@ def test_a_crashed_wave_resumes_without_rerunning_finished_calls(kit, run):
     assert sorted(c[0] for c in log.calls) == ["a", "b"]  # a and b ran once, before the crash
 
 
+# LangGraph cancels the queued members of a failed async step before they start (and warns)
+@pytest.mark.filterwarnings("ignore:coroutine 'arun_with_retry' was never awaited")
 @pytest.mark.parametrize("run", [run_episode, _run_async], ids=["sync", "async"])
 def test_a_wave_wider_than_the_pool_that_crashes_ends_at_once(kit, run, monkeypatch):
     """Every member of a 40-call wave crashes: the crashed members fill LangGraph's pool of
