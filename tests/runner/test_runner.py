@@ -20,7 +20,7 @@ from replan.runner.experiment import RunConfig
 from replan.runner.store import ResultsStore
 from replan.suites import suite_versions
 
-REPLAN = [sys.executable, "-m", "replan.cli"]
+REPLAN = [sys.executable, "-m", "replan"]  # also checks `python -m replan`
 SMALL = ["--limit", "6", "--agents", "react,replanner_loop", "--concurrency", "2"]
 
 
