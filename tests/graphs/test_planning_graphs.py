@@ -130,7 +130,13 @@ def test_dual_loop_revises_after_findings_and_executes_the_approved_plan(kit, tr
     # the revision request carried the findings; the executor got the approved plan
     feedback = model.received[1][-1]
     assert isinstance(feedback, HumanMessage) and '"problem": "unknown_param"' in feedback.content
-    assert _system_text(model.received[1]).startswith("[replan:revise]")
+    assert feedback.content.startswith("[replan:revise]\n")
+    # the revision resends the planning request unchanged, then the plan: a prefix cache reuses it
+    plan_request, revise_request = model.received[0], model.received[1]
+    assert [(m.type, m.content) for m in revise_request[: len(plan_request)]] == [
+        (m.type, m.content) for m in plan_request
+    ]
+    assert revise_request[len(plan_request)].content == kit.plan_text(BAD_PLAN)
     assert Plan.parse(good).to_text() in _system_text(model.received[2])
     assert ep.end_reason is EndReason.ANSWERED and ep.success is True
     plan_events = [e for e in events if e["event"] == "plan"]

@@ -3,9 +3,11 @@
 The prompts (:mod:`replan.nodes.prompts`) write requests with these pieces; the simulated model,
 the local model and the SDE judge read requests (or show evidence) with the same pieces, so no
 prompt text is ever retyped as a parse key. Each request's system message starts with a tag
-line (``[replan:plan]``, ``[replan:revise]``, ``[replan:replan]``, ``[replan:act]``) that names
-its kind; sections start with the markers below; tool lists and observations are one JSON object
-per line.
+line (``[replan:plan]``, ``[replan:replan]``, ``[replan:act]``) that names its kind; a revision
+request is the planning conversation continued, unchanged, with a human message that starts with
+``[replan:revise]`` (so a server's prefix cache reuses the whole planning request: the tag is the
+last thing to differ, not the first). Sections start with the markers below; tool lists and
+observations are one JSON object per line.
 
 Pure text: no LangChain import (a message is anything with ``type`` and ``content``).
 """
@@ -21,7 +23,7 @@ from replan.core.tools import ToolSpec
 
 RequestKind = Literal["plan", "revise", "replan", "act"]
 REQUEST_KINDS: tuple[RequestKind, ...] = ("plan", "revise", "replan", "act")
-#: the first line of each request's system message
+#: the first line of a request's system message (``revise``: of its last human message)
 TAGS: dict[str, str] = {k: f"[replan:{k}]" for k in REQUEST_KINDS}
 
 #: the tool list follows this line, one JSON object per tool (:func:`render_tools`)
@@ -75,15 +77,18 @@ def format_observation(node: str | None, tool: str, args: Mapping[str, Any], res
 
 
 def request_kind(messages: Sequence[Any]) -> RequestKind | None:
-    """Which request a message list is (from the tag line of its system message)."""
+    """Which request a message list is: the last tag line that starts a system or human message
+    (a revision continues the planning conversation with a ``[replan:revise]`` human message).
+    Messages without a tag line name nothing; an untagged request is ``None``."""
+    kind: RequestKind | None = None
     for m in messages:
-        if getattr(m, "type", None) == "system":
-            first = str(m.content).split("\n", 1)[0].strip()
-            for kind, tag in TAGS.items():
-                if first == tag:
-                    return kind  # type: ignore[return-value]
-            return None
-    return None
+        if getattr(m, "type", None) not in ("system", "human"):
+            continue
+        first = str(m.content).split("\n", 1)[0].strip()
+        for k, tag in TAGS.items():
+            if first == tag:
+                kind = k  # type: ignore[assignment]
+    return kind
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """Every prompt replan sends to a model, in one place.
 
-Each request starts its system message with a tag line (``[replan:plan]``, ``[replan:revise]``,
-``[replan:replan]``, ``[replan:act]``): it tells any model what is asked in one line, and it
+Each request starts its system message with a tag line (``[replan:plan]``, ``[replan:replan]``,
+``[replan:act]``; a revision, ``[replan:revise]``, starts its last human message instead, so that
+the planning conversation it continues is resent byte for byte and a server's prefix cache
+reuses it): it tells any model what is asked in one line, and it
 lets the simulated model (``replan.models.simulated``) tell a planning request from an acting
 one without knowing which agent design sent it. The same request kinds are sent by every design.
 The tags, section markers, tool rendering and observation format are the wire format of
@@ -98,16 +100,17 @@ def revision_messages(
     plan_text: str,
     findings: Sequence[Finding],
 ) -> list[BaseMessage]:
-    """Ask the planner to revise its plan after the verifier's findings (the failure hint, when
-    the run uses it, is already in the planning request's system message that ``previous``
-    starts with)."""
-    base = list(previous)
-    base[0] = _system("revise", str(base[0].content).split("\n", 1)[1], hint=False)
+    """Ask the planner to revise its plan after the verifier's findings: the planning
+    conversation ``previous`` as it was sent (the failure hint, when the run uses it, is in its
+    system message), the plan, and the findings in a human message tagged ``[replan:revise]``.
+    Nothing before the findings changes, so llama.cpp, vLLM and providers' prompt caches reuse
+    the whole planning request instead of evaluating it again."""
     return [
-        *base,
+        *previous,
         AIMessage(content=plan_text),
         HumanMessage(
-            content="A verifier checked your plan against the tools and found problems:\n"
+            content=TAGS["revise"]
+            + "\nA verifier checked your plan against the tools and found problems:\n"
             + format_findings(findings)
             + "\nWrite the corrected plan, following the same contract."
         ),
