@@ -23,9 +23,10 @@ the cells in turn, so a run stopped part way is a smaller stratified slice with 
 the same instances; rerunning continues it, and ``--table-only`` prints what is stored so far.
 Measured 2026-12-01 on 2 cores: llama.cpp evaluates SmolLM2's prompt at about 160 tokens/s and
 writes about 35 tokens/s under a grammar; on a C1 instance a ReAct turn is about 1,850 prompt
-tokens (17 s), a plan 2,100 + 500 (34 s), a Dual-Loop revision 5,400 + 470 (86 s). Dual-Loop's
-revision conversation keeps every plan and every finding, so on larger instances it passes
-SmolLM2's 8,192-token window and the episode ends as ``model_error`` (counted as failed).
+tokens (17 s), a plan 2,100 + 500 (34 s; 1,150-1,220 written, 84-86 s, since a plan node carries
+every required argument of its tool, 2026-12-02), a Dual-Loop revision 5,400 + 470 (86 s).
+Dual-Loop's revision conversation keeps every plan and every finding, so on larger instances it
+can pass SmolLM2's 8,192-token window and the episode ends as ``model_error`` (counted as failed).
 Results go to ``--out`` (resumable: a rerun skips the episodes already stored).
 """
 

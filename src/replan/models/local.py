@@ -12,12 +12,18 @@ prompt. Here every turn is rendered with the model's ChatML template and decoded
 grammar (llama.cpp's JSON-schema constrained decoding):
 
 - a planning request (``[replan:plan]``, ``[replan:revise]``, ``[replan:replan]``) is constrained
-  to the ParaRecover plan shape ``{"thought": ..., "tasks": [...]}``;
+  to the ParaRecover plan shape ``{"thought": ..., "tasks": [...]}`` (:func:`plan_grammar`), each
+  call node a listed tool with that tool's arguments constrained as in a tool call, where any
+  value may also be a reference ``${node.field}``;
 - with tools bound, a turn is constrained to ``{"tool": <a bound name>, "arguments": {...}}``
-  (the tool's parameter names and JSON types; formats, patterns, bounds and every value are the
-  model's own, so wrong values and references reach the world and are scored) or
-  ``{"answer": "..."}``;
+  (:func:`arguments_schema`: the tool's parameter names, the required ones and JSON types;
+  formats, patterns, bounds and every value are the model's own, so wrong values and references
+  reach the world and are scored) or ``{"answer": "..."}``;
 - a forced tool (``with_structured_output``) is constrained to that tool's schema.
+
+Choosing a call in a ReAct turn and writing it as a plan node are the same decision, so both
+are constrained alike; a looser plan grammar (any parameter names, as before 2026-12-02) gives
+the plan-writing designs errors the ReAct grammar rules out.
 
 Whatever the model emits is passed on as emitted: a plan that does not parse is recorded by the
 graphs as a parse failure, never repaired here.
@@ -90,36 +96,75 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-def plan_grammar(tool_names: Sequence[str], max_calls: int = 8) -> str:
+#: a plan's reference to an earlier call's output, ``${<node id>}`` or ``${<node id>.<field>}``
+#: (a field path of up to three names): the grammar's call ids are numbers
+REFERENCE_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    # "$" as [\u0024]: llama.cpp's grammar has no "\$" escape, and a JSON-schema validator
+    # (fastjsonschema) reads a bare "$" as the end of the string even inside a class
+    "pattern": r"^[\u0024][{][0-9]{1,2}([.][A-Za-z0-9_]{1,40}){0,3}[}]$",
+}
+
+
+def plan_arguments_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's ``para`` in a plan: constrained as the same tool's arguments in a tool call
+    (:func:`arguments_schema`: parameter names, required ones, JSON types), except that a
+    top-level value may also be a reference ``${<node id>.<field>}``, the plan's way of passing
+    an earlier result (a ReAct turn writes the value it read instead). Writing a plan node and
+    choosing a call are the same decision, so the decoder constrains them alike: a looser plan
+    grammar would hand plan-writing designs errors (unknown or missing parameters) that the
+    tool-call grammar rules out for ReAct."""
+    schema = arguments_schema(parameters)
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        schema["properties"] = {
+            k: v
+            if v.get("type") == "string" and "enum" not in v
+            else {"anyOf": [v, REFERENCE_SCHEMA]}
+            for k, v in props.items()
+        }
+    return schema
+
+
+def _gbnf_literal(value: str) -> str:
+    """``value`` as a JSON string, written as a GBNF literal."""
+    text = json.dumps(value)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def plan_grammar(tools: Mapping[str, Mapping[str, Any]] | Sequence[str], max_calls: int = 8) -> str:
     """A GBNF grammar whose every sentence is a well-formed ParaRecover DAG text.
 
     ``{"thought": ..., "tasks": [root, call 1, ..., call n, response]}`` with ``n`` from 1 to
-    ``max_calls``: call ``k`` has id ``"k"``, names a listed tool (when ``tool_names`` is given)
-    and depends on ``root`` or earlier calls; the response depends on calls that exist. So the
-    plan always parses as a DAG (ids unique, dependencies known, no cycle); which tools, which
-    arguments and which dependencies are the model's own. JSON schema cannot say "this element
-    first, that one last, ids in order", so the grammar is composed from llama.cpp's conversion
-    of the field schemas.
+    ``max_calls``: call ``k`` has id ``"k"``, names a listed tool and depends on ``root`` or
+    earlier calls; the response depends on calls that exist. So the plan always parses as a DAG
+    (ids unique, dependencies known, no cycle). ``tools`` maps each listed tool to its parameter
+    schema (as the request lists it): a node's ``para`` is then that tool's arguments as a tool
+    call would be constrained (:func:`plan_arguments_schema`); with names only (or none), any
+    scalar arguments. Which tools, which values and which dependencies are the model's own. JSON
+    schema cannot say "this element first, that one last, ids in order", so the grammar is
+    composed from llama.cpp's conversion of the field schemas.
     """
     from llama_cpp.llama_grammar import json_schema_to_gbnf
 
-    fields = {
-        "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": 160},
-            "name": {"enum": list(tool_names)}
-            if tool_names
-            else {"type": "string", "maxLength": 48},
-            "para": {"type": "object", "additionalProperties": _SCALAR},
-            "desc": {"type": "string", "maxLength": 40},
-        },
-        "required": ["thought", "name", "para", "desc"],
+    names = list(tools)
+    typed = isinstance(tools, Mapping) and bool(names)
+    properties: dict[str, Any] = {
+        "thought": {"type": "string", "maxLength": 160},
+        "desc": {"type": "string", "maxLength": 40},
     }
+    if typed:
+        for i, name in enumerate(names):
+            properties[f"para-{i}"] = plan_arguments_schema(tools[name])  # type: ignore[index]
+    else:
+        properties["name"] = {"enum": names} if names else {"type": "string", "maxLength": 48}
+        properties["para"] = {"type": "object", "additionalProperties": _SCALAR}
+    fields = {"type": "object", "properties": properties, "required": list(properties)}
+    top = tuple(f"{k}-kv ::=" for k in properties)
     rules = [
         line
         for line in json_schema_to_gbnf(json.dumps(fields)).splitlines()
-        if not line.startswith(("root ::=", "thought-kv ::=", "name-kv ::=", "para-kv ::="))
-        and not line.startswith("desc-kv ::=")
+        if not line.startswith(("root ::=", *top))
     ]
 
     def key(k: str) -> str:
@@ -139,7 +184,7 @@ def plan_grammar(tool_names: Sequence[str], max_calls: int = 8) -> str:
         out.append(f"dep{k} ::= ({dep}) space")
         out.append(
             f'call{k} ::= "{{" space {key("id")} "\\"{k}\\"" space "," space {key("name")} '
-            f'name "," space {key("para")} para "," space {key("desc")} desc "," space '
+            f'namepara "," space {key("desc")} desc "," space '
             f'{key("dep")} "[" space dep{k} ("," space dep{k})? ("," space dep{k})? "]" space '
             f'"," space {key("status")} "false" space "}}" space'
         )
@@ -154,6 +199,14 @@ def plan_grammar(tool_names: Sequence[str], max_calls: int = 8) -> str:
     for k in range(max_calls - 1, 0, -1):
         tail = f'(resp{k} | call{k + 1} "," space {tail})'
     out.append(f'tasks ::= "[" space rootnode "," space call1 "," space {tail} "]" space')
+    if typed:  # the tool's name, then its own arguments
+        out.append("namepara ::= " + " | ".join(f"np{i}" for i in range(len(names))))
+        out.extend(
+            f'np{i} ::= {_gbnf_literal(name)} space "," space {key("para")} para-{i}'
+            for i, name in enumerate(names)
+        )
+    else:
+        out.append(f'namepara ::= name "," space {key("para")} para')
     return "\n".join([*out, *rules])
 
 
@@ -333,7 +386,10 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     n_threads_batch: int = Field(default_factory=batch_threads)
     seed: int = 0
     temperature: float = 0.0
-    max_tokens: int = Field(1024, ge=16)
+    #: a plan's or an answer's budget: a plan node carries every required argument of its tool
+    #: (:func:`plan_arguments_schema`), so SmolLM2's eight-call plans run to about 1,500
+    #: tokens (1,024 cut them off mid-string: unparsable)
+    max_tokens: int = Field(2048, ge=16)
     model_name: str = "local:smollm2"
 
     def __init__(self, **data: Any):
@@ -496,17 +552,29 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
         return AIMessage(content=text, usage_metadata=usage)  # type: ignore[arg-type]
 
 
-def _listed_tools(messages: Sequence[BaseMessage]) -> list[str]:
-    """Tool names of the request's tool list (the lines after :data:`~replan.core.wire.TOOLS_MARKER`)."""
-    names: list[str] = []
+def _listed_tools(messages: Sequence[BaseMessage]) -> dict[str, dict[str, Any]]:
+    """The request's tool list (the lines after :data:`~replan.core.wire.TOOLS_MARKER`): each
+    tool's name and the JSON schema of its parameters, as the model reads them."""
+    tools: dict[str, dict[str, Any]] = {}
     for m in messages:
         if not isinstance(m, SystemMessage) or TOOLS_MARKER not in _text(m):
             continue
         for line in _text(m).split(TOOLS_MARKER, 1)[1].splitlines():
             obj = _loads(line.strip())
             if isinstance(obj, dict) and isinstance(obj.get("name"), str):
-                names.append(obj["name"])
-    return list(dict.fromkeys(names))
+                props = obj.get("parameters")
+                required = obj.get("required")
+                tools.setdefault(
+                    obj["name"],
+                    {
+                        "type": "object",
+                        "properties": props if isinstance(props, dict) else {},
+                        "required": [r for r in required or [] if isinstance(r, str)]
+                        if isinstance(required, list)
+                        else [],
+                    },
+                )
+    return tools
 
 
 def _loads(text: str) -> Any:
@@ -549,14 +617,21 @@ def _grammar_schema(schema: Any) -> Any:
     return out
 
 
+def arguments_schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's arguments as the decoder constrains them: its parameter names (no others), the
+    required ones, JSON types and enums; formats, patterns, bounds and values are the model's."""
+    params = _grammar_schema(parameters or {"type": "object"})
+    params.setdefault("type", "object")
+    if "properties" in params:
+        params["additionalProperties"] = False
+    return params
+
+
 def _turn_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One turn: a call of one bound tool (its parameter names and types) or an answer."""
+    """One turn: a call of one bound tool (:func:`arguments_schema`) or an answer."""
     options: list[dict[str, Any]] = []
     for t in tools:
-        params = _grammar_schema(t["function"].get("parameters") or {"type": "object"})
-        params.setdefault("type", "object")
-        if "properties" in params:
-            params["additionalProperties"] = False
+        params = arguments_schema(t["function"].get("parameters") or {"type": "object"})
         options.append(
             {
                 "type": "object",
@@ -577,10 +652,13 @@ def _turn_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 __all__ = [
     "CORES_ENV",
     "PLAN_SCHEMA",
+    "REFERENCE_SCHEMA",
     "LocalChatModel",
     "LocalModelUnavailable",
+    "arguments_schema",
     "batch_threads",
     "llama_available",
+    "plan_arguments_schema",
     "plan_grammar",
     "smollm2_path",
 ]
