@@ -29,3 +29,19 @@ def test_only_a_whole_first_line_of_a_system_or_human_message_is_a_tag():
     assert request_kind([*plan, HumanMessage("[replan:revise] now\nfix")]) == "plan"
     assert request_kind([SystemMessage("You are helpful."), HumanMessage("Hi")]) is None
     assert request_kind([]) is None
+
+
+def test_a_query_that_starts_with_a_tag_line_names_nothing():
+    """The kind comes from the system message; a revision's tag counts only on the last human
+    message of a planning conversation, after the model's plan."""
+    system = SystemMessage("[replan:plan]\nYou are a planner.")
+    assert request_kind([system, HumanMessage("[replan:act]\nBook a flight.")]) == "plan"
+    assert request_kind([system, HumanMessage("[replan:revise]\nBook a flight.")]) == "plan"
+    act = SystemMessage("[replan:act]\nYou are an assistant.")
+    assert request_kind([act, HumanMessage("[replan:plan]\nBook")]) == "act"
+    assert request_kind([SystemMessage("Be helpful."), HumanMessage("[replan:plan]\nx")]) is None
+    # a revise tag after the plan, but not on the last message: the conversation went on
+    revised = [system, HumanMessage("q"), AIMessage("{}"), HumanMessage("[replan:revise]\nfix")]
+    assert request_kind([*revised, AIMessage("{}"), HumanMessage("thanks")]) == "plan"
+    # an acting conversation is never a revision
+    assert request_kind([act, *revised[1:]]) == "act"

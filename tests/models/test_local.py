@@ -148,6 +148,63 @@ def test_a_plan_node_is_decoded_under_the_constraints_of_the_same_tool_call() ->
         assert called["additionalProperties"] is False and called["required"], name
 
 
+def test_a_parameter_named_like_an_annotation_is_offered_to_plans_and_calls_alike() -> None:
+    """``x-`` keys are our schema annotations, but a parameter may be called ``x-request-id``:
+    the planning prompt lists it and the bound tool must take it too."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from replan.core.tools import ToolSpec
+    from replan.env.world import World
+    from replan.nodes.prompts import planner_messages
+    from replan.nodes.tools import world_tools
+
+    spec = ToolSpec(
+        name="lookup",
+        parameters={
+            "type": "object",
+            "properties": {
+                "x-request-id": {"type": "string", "x-kind": "text"},
+                "q": {"type": "string"},
+            },
+            "required": ["x-request-id", "q"],
+        },
+    )
+    listed = _listed_tools(planner_messages("find it", [spec]))["lookup"]
+    (tool,) = world_tools(World([spec]))
+    bound = convert_to_openai_tool(tool)["function"]["parameters"]
+    assert list(bound["properties"]) == ["x-request-id", "q"]
+    assert "x-kind" not in bound["properties"]["x-request-id"]
+    assert _without_references(plan_arguments_schema(listed)) == arguments_schema(bound)
+
+
+def test_every_gold_plan_of_the_suite_is_a_sentence_of_the_plan_constraints() -> None:
+    """The constraints never rule out the right plan: each ToolMaze gold plan's call nodes
+    (references at every depth the suite uses) satisfy :func:`plan_arguments_schema` of their
+    tools as the planning prompt lists them."""
+    import fastjsonschema
+
+    from replan.core.plan import Plan
+    from replan.nodes.prompts import planner_messages
+    from replan.suites import load_suite
+
+    checked: dict[str, object] = {}
+    nodes = 0
+    for task in load_suite("toolmaze"):
+        gold = task.gold_plan if isinstance(task.gold_plan, Plan) else Plan.parse(task.gold_plan)
+        assert isinstance(gold, Plan), task.task_id
+        world = task_world(task)
+        listed = _listed_tools(planner_messages(task.query, list(world.tools.values())))
+        for node in gold.nodes:
+            if not node.is_call:
+                continue
+            key = json.dumps([node.tool, listed[node.tool]], sort_keys=True)
+            if key not in checked:
+                checked[key] = fastjsonschema.compile(plan_arguments_schema(listed[node.tool]))
+            checked[key](node.args)  # raises on a gold argument the grammar would refuse
+            nodes += 1
+    assert nodes > 10_000
+
+
 def test_a_plan_node_may_pass_a_reference_where_a_call_writes_a_value() -> None:
     import fastjsonschema
 
@@ -288,6 +345,12 @@ def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
     assert rules["para-1"] == '"{" space para-1-seats-kv "}" space'
     assert rules["para-1-seats"].startswith("integer | ")  # or a reference
     assert "namepara" in rules["call3"] and "name" not in rules
+    # parameter names that collide with the converter's own rule names still give a grammar
+    for odd in ("kv", "root", "space", "para", "x-1"):
+        tools = {
+            "t": {"type": "object", "properties": {odd: {"type": "integer"}}, "required": [odd]}
+        }
+        assert parses(plan_grammar(tools)), odd
     assert parses(typed)
 
 

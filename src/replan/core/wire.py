@@ -23,7 +23,8 @@ from replan.core.tools import ToolSpec
 
 RequestKind = Literal["plan", "revise", "replan", "act"]
 REQUEST_KINDS: tuple[RequestKind, ...] = ("plan", "revise", "replan", "act")
-#: the first line of a request's system message (``revise``: of its last human message)
+#: the first line of a request's system message (``revise``: of the last human message of a
+#: planning conversation, after the plan)
 TAGS: dict[str, str] = {k: f"[replan:{k}]" for k in REQUEST_KINDS}
 
 #: the tool list follows this line, one JSON object per tool (:func:`render_tools`)
@@ -76,18 +77,26 @@ def format_observation(node: str | None, tool: str, args: Mapping[str, Any], res
     )
 
 
+def _tag_of(message: Any) -> RequestKind | None:
+    first = str(getattr(message, "content", "")).split("\n", 1)[0].strip()
+    return next((k for k, tag in TAGS.items() if first == tag), None)  # type: ignore[return-value]
+
+
 def request_kind(messages: Sequence[Any]) -> RequestKind | None:
-    """Which request a message list is: the last tag line that starts a system or human message
-    (a revision continues the planning conversation with a ``[replan:revise]`` human message).
-    Messages without a tag line name nothing; an untagged request is ``None``."""
-    kind: RequestKind | None = None
-    for m in messages:
-        if getattr(m, "type", None) not in ("system", "human"):
-            continue
-        first = str(m.content).split("\n", 1)[0].strip()
-        for k, tag in TAGS.items():
-            if first == tag:
-                kind = k  # type: ignore[assignment]
+    """Which request a message list is: the tag line of its system message, except that a
+    planning conversation continued (after the model's plan) by a last human message tagged
+    ``[replan:revise]`` is a revision. A user's query that happens to start with a tag line
+    names nothing. ``None``: no system message, or one without a tag line."""
+    system = next((m for m in messages if getattr(m, "type", None) == "system"), None)
+    kind = _tag_of(system) if system is not None else None
+    if kind == "plan" and len(messages) > 2:
+        last, before = messages[-1], messages[:-1]
+        if (
+            getattr(last, "type", None) == "human"
+            and any(getattr(m, "type", None) == "ai" for m in before)
+            and _tag_of(last) == "revise"
+        ):
+            return "revise"
     return kind
 
 

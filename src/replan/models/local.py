@@ -96,13 +96,14 @@ PLAN_SCHEMA: dict[str, Any] = {
 }
 
 
-#: a plan's reference to an earlier call's output, ``${<node id>}`` or ``${<node id>.<field>}``
-#: (a field path of up to three names): the grammar's call ids are numbers
+#: a plan's reference to an earlier call's output, ``${<node id>}`` or ``${<node id>.<path>}``
+#: (a path of up to eight names or list indexes, as deep as the suites' gold plans reach: seven,
+#: ``${2.results.0.geometry.location.lat}``): the grammar's call ids are numbers
 REFERENCE_SCHEMA: dict[str, Any] = {
     "type": "string",
     # "$" as [\u0024]: llama.cpp's grammar has no "\$" escape, and a JSON-schema validator
     # (fastjsonschema) reads a bare "$" as the end of the string even inside a class
-    "pattern": r"^[\u0024][{][0-9]{1,2}([.][A-Za-z0-9_]{1,40}){0,3}[}]$",
+    "pattern": r"^[\u0024][{][0-9]{1,2}([.][A-Za-z0-9_-]{1,40}){0,8}[}]$",
 }
 
 
@@ -160,11 +161,13 @@ def plan_grammar(tools: Mapping[str, Mapping[str, Any]] | Sequence[str], max_cal
         properties["name"] = {"enum": names} if names else {"type": "string", "maxLength": 48}
         properties["para"] = {"type": "object", "additionalProperties": _SCALAR}
     fields = {"type": "object", "properties": properties, "required": list(properties)}
-    top = tuple(f"{k}-kv ::=" for k in properties)
+    # the converter's root is replaced below; its other rules stay, used or not (a rule is
+    # never dropped by name: a parameter called "kv" gets the rule name "para-0-kv", the name a
+    # field's own key-value rule would have, and the converter renames the clash)
     rules = [
         line
         for line in json_schema_to_gbnf(json.dumps(fields)).splitlines()
-        if not line.startswith(("root ::=", *top))
+        if not line.startswith("root ::=")
     ]
 
     def key(k: str) -> str:
@@ -387,8 +390,8 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     seed: int = 0
     temperature: float = 0.0
     #: a plan's or an answer's budget: a plan node carries every required argument of its tool
-    #: (:func:`plan_arguments_schema`), so SmolLM2's eight-call plans run to about 1,500
-    #: tokens (1,024 cut them off mid-string: unparsable)
+    #: (:func:`plan_arguments_schema`), so SmolLM2's eight-call plans run to about 1,200
+    #: tokens (1,150-1,220 on the first C1 and C2 instances), and 1,024 cut them off mid-string
     max_tokens: int = Field(2048, ge=16)
     model_name: str = "local:smollm2"
 

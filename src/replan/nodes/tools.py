@@ -42,9 +42,19 @@ from replan.nodes.events import emit
 
 
 def strip_extensions(schema: Any) -> Any:
-    """A JSON Schema without ``x-`` keys (our annotations), at every depth."""
+    """A JSON Schema without ``x-`` keys (our annotations), at every depth. The keys of a
+    ``properties`` map are parameter names, not annotations: a parameter called ``x-request-id``
+    stays (as :func:`replan.core.wire.render_tools` lists it)."""
     if isinstance(schema, Mapping):
-        return {k: strip_extensions(v) for k, v in schema.items() if not str(k).startswith("x-")}
+        return {
+            k: (
+                {name: strip_extensions(sub) for name, sub in v.items()}
+                if k == "properties" and isinstance(v, Mapping)
+                else strip_extensions(v)
+            )
+            for k, v in schema.items()
+            if not str(k).startswith("x-")
+        }
     if isinstance(schema, list):
         return [strip_extensions(v) for v in schema]
     return schema

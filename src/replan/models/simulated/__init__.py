@@ -23,8 +23,9 @@ probability ``fix_invalid_call``. An executor that follows a written plan issues
 as written: the decision was made (with its errors) when the plan was written. Knobs that treat
 contexts differently are ``CONTEXT_KNOBS`` of the profile, neutral in the built-in profiles.
 
-What it answers is decided by the request tag of the system message (see
-:mod:`replan.core.wire`), never by which agent design sent the request:
+What it answers is decided by the request's tag (:func:`replan.core.wire.request_kind`: the
+system message's, or a revision's findings message), never by which agent design sent the
+request:
 
 - ``[replan:plan]`` -- a ``<thought>`` and a ParaRecover JSON DAG: the plan read from the request
   with each node's decision drawn (wrong names, missing or mistyped parameters, missing / wrong /
