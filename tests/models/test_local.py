@@ -355,9 +355,9 @@ def test_the_plan_grammar_puts_root_first_and_response_last() -> None:
 
 
 #: the slow comparison's instance: one NP instance (the benchmark
-#: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice). SmolLM2 on two shared CPU
-#: cores took 65-190 s per episode here (a 2k-token prompt per turn; 7.5 minutes for the four
-#: designs), so the test keeps to the four designs on one instance.
+#: ``benchmarks/bench_real_model.py`` runs the full 40-instance slice). SmolLM2 on two CPU cores
+#: took 73 s (ReAct) to 825 s (``replanner_loop``, 7 plans of about 1,200 tokens) per episode
+#: here, 23 minutes for the four designs, so the test keeps to the four designs on one instance.
 SLOW_SLICE = ("toolmaze-C1-000-NP",)
 
 
