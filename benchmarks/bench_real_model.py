@@ -42,8 +42,10 @@ from typing import Any
 
 from replan.core.trace import FAILURE_END_REASONS
 from replan.report.summary import summarize
+from replan.runner.archive import ArchiveBackend
 from replan.runner.experiment import (
     DEFAULT_DESIGNS,
+    LocalBackend,
     RunConfig,
     arun,
     make_jobs,
@@ -52,7 +54,7 @@ from replan.runner.experiment import (
 )
 from replan.runner.preflight import PreflightError, check_model
 from replan.runner.process_backend import ProcessBackend
-from replan.runner.store import ResultsStore
+from replan.runner.store import ResultsStore, StoreBusy
 from replan.suites import load_suite
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")
@@ -141,19 +143,36 @@ def slice_config(
 
 
 def run_slice(
-    cfg: RunConfig, out: Path, tasks: list[Any] | None = None, workers: int = 1
+    cfg: RunConfig,
+    out: Path,
+    tasks: list[Any] | None = None,
+    workers: int = 1,
+    *,
+    archive: Path | None = None,
+    run: bool = True,
 ) -> tuple[int, float]:
     """Run (or resume) the slice into ``out``; (episodes run now, seconds). ``workers`` other
     than 1 runs it on that many processes (0: one per core), one instance (its four designs) at
-    a time each: a CPU model's own copy per process, its reply written on one core."""
+    a time each: a CPU model's own copy per process, its reply written on one core. With an
+    ``archive``, the episodes it holds are stored from it and every episode run is appended to
+    it (:mod:`replan.runner.archive`); ``run=False`` only stores what the archive holds."""
     t0 = time.perf_counter()
     # a local model is deterministic: its failed runs (a prompt past the context window) come
     # back the same, so a resume keeps every stored failure (main checks the model can load
     # before anything runs); an endpoint's failures may be transient and run again
     local = cfg.models[0].startswith("local:")
-    backend = ProcessBackend(workers, batch_size=len(cfg.agents)) if workers != 1 else None
+    inner: Any = None
+    if run:
+        if workers != 1:
+            inner = ProcessBackend(workers, batch_size=len(cfg.agents))
+        else:
+            inner = LocalBackend(cfg.concurrency)
+    elif archive is None:
+        return 0, 0.0
+    backend = inner if archive is None else ArchiveBackend(archive, inner)
     outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local))
-    return outcome.ran, time.perf_counter() - t0
+    ran = outcome.ran if archive is None else backend.to_run if run else 0
+    return ran, time.perf_counter() - t0
 
 
 def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str, dict[str, Any]]]:
@@ -191,6 +210,23 @@ def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str,
     return text, rates
 
 
+ROOT = Path(__file__).resolve().parents[1]
+#: the committed episodes of the SmolLM2 slice (symmetric decoding, begun 2026-12-02): a
+#: checkout resumes the slice from them instead of running its instances again
+DEFAULT_ARCHIVE = ROOT / "benchmarks" / "results" / "smollm2-slice.jsonl"
+
+
+def archive_path(value: str, model: str, per_cell: int, filter: list[str]) -> Path | None:
+    """``--archive``: a path, 'none', or 'auto' (the committed archive for the default SmolLM2
+    slice only: another model or another slice would mix its episodes into it)."""
+    if value == "none":
+        return None
+    if value != "auto":
+        return Path(value)
+    default_slice = model == "local:smollm2" and per_cell == 2 and not filter
+    return DEFAULT_ARCHIVE if default_slice else None
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="local:smollm2")
@@ -205,6 +241,13 @@ def main() -> None:
         help="processes, each with its own copy of a local model (0: one per core)",
     )
     ap.add_argument("--out", type=Path, default=Path("replan-results-real-model"))
+    ap.add_argument(
+        "--archive",
+        default="auto",
+        help="Episode JSON Lines file the run appends to and resumes from ('auto': "
+        f"{DEFAULT_ARCHIVE.relative_to(ROOT)} for the default SmolLM2 slice, none otherwise; "
+        "'none': no archive)",
+    )
     ap.add_argument("--md", type=Path, default=None, help="also write the table to this file")
     ap.add_argument(
         "--table-only", action="store_true", help="print the table of what is stored; run nothing"
@@ -216,14 +259,26 @@ def main() -> None:
         ns.model, base_url=ns.base_url, per_cell=ns.per_cell, filter=filt, concurrency=conc
     )
     ran_note = ""
-    if ns.table_only and not (ns.out / "results.sqlite").exists():
-        sys.exit(f"bench_real_model: no results store in {ns.out}")
-    if not ns.table_only:
+    archive = archive_path(ns.archive, ns.model, ns.per_cell, filt)
+    if archive is not None and archive.is_dir():
+        sys.exit(f"bench_real_model: --archive {archive} is a directory; give a .jsonl file")
+    if ns.table_only:
+        if archive is not None and archive.exists():
+            try:  # the archive's episodes into the store (a fresh checkout has no store yet)
+                run_slice(cfg, ns.out, archive=archive, run=False)
+            except StoreBusy:  # a bench is running into this store: show the store as it is
+                print(
+                    f"({ns.out} is being written by a running bench; its archive is not read now)",
+                    file=sys.stderr,
+                )
+        if not (ns.out / "results.sqlite").exists():
+            sys.exit(f"bench_real_model: no results store in {ns.out}")
+    else:
         try:
             check_model(ns.model, base_url=ns.base_url)
         except PreflightError as exc:
             sys.exit(f"bench_real_model: {exc}")
-        ran, wall = run_slice(cfg, ns.out, workers=ns.workers)
+        ran, wall = run_slice(cfg, ns.out, workers=ns.workers, archive=archive)
         ran_note = (
             f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "
             f"episodes already stored in {ns.out} were not rerun."

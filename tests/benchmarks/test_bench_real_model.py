@@ -44,3 +44,21 @@ def test_two_workers_store_what_one_process_stores(tmp_path):
     text, _ = bench.stored_table(tmp_path / "two", keys, "simulated:competent")
     assert "4 of the slice's 4 instances have all four designs stored" in text
     assert "in progress" not in text
+
+
+def test_a_fresh_checkout_prints_the_table_from_the_archive_alone(tmp_path):
+    """The slice run with an archive, then its table in another directory from the archive
+    alone (nothing run): the same table."""
+    bench = _bench()
+    cfg, keys = bench.slice_config("simulated:competent", per_cell=1, filter=["NP"])
+    archive = tmp_path / "slice.jsonl"
+    ran, _ = bench.run_slice(cfg, tmp_path / "one", archive=archive)
+    assert ran == 16 and len(archive.read_text().splitlines()) == 16
+    assert bench.run_slice(cfg, tmp_path / "fresh", archive=archive, run=False)[0] == 0
+    assert _stored(tmp_path / "fresh", keys) == _stored(tmp_path / "one", keys)
+    one = bench.stored_table(tmp_path / "one", keys, "simulated:competent")[0]
+    assert bench.stored_table(tmp_path / "fresh", keys, "simulated:competent")[0] == one
+    # nothing archived yet: nothing stored, nothing run
+    assert bench.run_slice(cfg, tmp_path / "none", archive=tmp_path / "no.jsonl", run=False)[0] == 0
+    with ResultsStore(tmp_path / "none") as store:
+        assert store.done_keys() == set()

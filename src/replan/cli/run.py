@@ -76,6 +76,13 @@ def run_command(
     backend: str = typer.Option("local", help="local | ray"),
     address: str = typer.Option(None, help="Ray address (with --backend ray)"),
     out: Path = typer.Option(Path("replan-results"), help="output directory (results store)"),
+    archive: Path = typer.Option(
+        None,
+        "--archive",
+        help="also append every finished episode to this Episode JSON Lines file, and take the "
+        "episodes it already holds from it instead of running them (a long run goes on in "
+        "another checkout or on another machine)",
+    ),
     resume: bool = typer.Option(
         True,
         "--resume/--fresh",
@@ -133,6 +140,8 @@ def run_command(
             designs = default_designs(suite)
         if prompt not in ("standard", "hint"):
             raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
+        if archive is not None and archive.is_dir():
+            raise PreflightError(f"--archive {archive}: a directory; give a .jsonl file")
         if workers != 1 and backend != "local":
             raise PreflightError(
                 f"--workers {workers} is for --backend local; Ray places the work itself "
@@ -192,6 +201,7 @@ def run_command(
             progress_console=err,
             rerun=not resume,
             retry_failed=retry_failed,
+            archive=archive,
         )
     except StoreError as exc:
         fail(err, str(exc))
@@ -254,9 +264,12 @@ def execute(
     progress_console: Console | None = None,
     rerun: bool = False,
     retry_failed: bool = True,
+    archive: Path | None = None,
 ) -> Any:
     """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal;
-    ``workers`` other than 1 runs the local backend in that many processes (0: one per core)."""
+    ``workers`` other than 1 runs the local backend in that many processes (0: one per core);
+    ``archive`` also appends every finished episode to that file and takes the episodes it
+    holds from it (:mod:`replan.runner.archive`)."""
     from replan.runner.experiment import LocalBackend, arun
 
     opts = {"rerun": rerun, "retry_failed": retry_failed}
@@ -275,6 +288,12 @@ def execute(
     else:
         raise typer.BadParameter("--backend must be local or ray")
     console = progress_console or Console(stderr=True)
+    if archive is not None:
+        from replan.runner.archive import ArchiveBackend
+
+        be = ArchiveBackend(
+            archive, be, warn=lambda text: console.print(text, highlight=False, soft_wrap=True)
+        )
     interactive = console.is_terminal and not os.environ.get("CI")
     t0 = time.perf_counter()
     first: list[int] = []  # episodes already stored at the start do not count toward the rate

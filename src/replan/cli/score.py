@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -27,24 +26,14 @@ def _read_jsonl(
 ) -> list[tuple[int, Any]]:
     """``(line, object)`` for every valid line; every other line (not UTF-8, not JSON, too
     deep, not a valid ``what``, a repeated ``key``) becomes an error naming file and line."""
-    from replan.core.jsonl import LineError, find_duplicates, iter_lines
+    from replan.core.jsonl import LineError, find_duplicates, iter_models
 
     out: list[tuple[int, Any]] = []
-    for ln, line in iter_lines(path):
-        if isinstance(line, LineError):
-            errors.append({"file": str(path), "line": ln, "message": line.message})
-            continue
-        try:
-            out.append((ln, cls.model_validate_json(line)))
-        except ValidationError as exc:
-            msg = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()[:3]
-            )
-            errors.append({"file": str(path), "line": ln, "message": f"not a valid {what}: {msg}"})
-        except (ValueError, RecursionError) as exc:
-            errors.append(
-                {"file": str(path), "line": ln, "message": f"not a valid {what}: {exc!s:.200}"}
-            )
+    for ln, item in iter_models(path, cls, what):
+        if isinstance(item, LineError):
+            errors.append({"file": str(path), "line": ln, "message": item.message})
+        else:
+            out.append((ln, item))
     kept, dups = find_duplicates(out, lambda obj: getattr(obj, key), path, key)
     errors.extend({"file": e.file, "line": e.line, "message": e.message} for e in dups)
     return kept

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -103,6 +106,24 @@ def iter_json(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:
             yield n, LineError(str(path), n, f"not valid JSON: {exc}")
 
 
+def iter_models(path: str | Path, cls: type[M], what: str) -> Iterator[tuple[int, M | LineError]]:
+    """``(line number, cls instance)`` for every non-blank line, or a :class:`LineError` saying
+    why the line is not a valid ``what`` (not UTF-8, not JSON, too deep, the wrong shape)."""
+    for n, line in iter_lines(path):
+        if isinstance(line, LineError):
+            yield n, line
+            continue
+        try:
+            yield n, cls.model_validate_json(line)
+        except ValidationError as exc:
+            msg = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()[:3]
+            )
+            yield n, LineError(str(path), n, f"not a valid {what}: {msg}")
+        except (ValueError, RecursionError) as exc:
+            yield n, LineError(str(path), n, f"not a valid {what}: {exc!s:.200}")
+
+
 def find_duplicates(
     items: Iterable[tuple[int, T]], key: Callable[[T], Any], file: str | Path, what: str = "id"
 ) -> tuple[list[tuple[int, T]], list[LineError]]:
@@ -125,4 +146,4 @@ def find_duplicates(
     return kept, errors
 
 
-__all__ = ["LineError", "find_duplicates", "iter_json", "iter_lines", "loads"]
+__all__ = ["LineError", "find_duplicates", "iter_json", "iter_lines", "iter_models", "loads"]
