@@ -401,3 +401,53 @@ def test_smollm2_compares_the_designs_with_usable_plans_and_calls(tmp_path) -> N
     ) / len(calls)
     assert parsed >= 0.9, [pv.parse_error for pv in plans if not pv.parse_ok]
     assert formed >= 0.9, [s.call.tool for _, s in calls]
+
+
+@pytest.mark.slow
+def test_a_reply_depends_on_its_own_model_only_and_checking_the_greedy_pick_keeps_the_text() -> (
+    None
+):
+    """Two promises of the local model, each failing without its mechanism:
+
+    - a new model object starts from an empty cache: on C2-000-NP the first ReAct turn from an
+      empty cache was 84 tokens, and 72 (another date) right after the same request;
+    - checking the grammar on the greedy pick first (:mod:`replan.models.lazy_grammar`) writes
+      the text the library's own chain writes, grammar over the whole vocabulary and all."""
+    why = _local_ready()
+    if why:
+        pytest.skip(why)
+    from replan.models import lazy_grammar
+    from replan.nodes.prompts import executor_messages, planner_messages
+    from replan.suites import load_suite
+
+    picked = {t.task_id: t for t in load_suite("toolmaze") if t.mode == "NP"}
+    c1, c2 = picked["toolmaze-C1-000-NP"], picked["toolmaze-C2-000-NP"]
+    specs = list(task_world(c2).tools.values())
+    tools = [s.to_openai() for s in specs]
+    turn = executor_messages(c2.query)
+
+    def react_turn(model: LocalChatModel) -> str:
+        return model._complete(model._render(turn, tools), _turn_schema(tools), None)[0]
+
+    first = react_turn(LocalChatModel())
+    react_turn(LocalChatModel())  # the cache now holds this very request
+    assert react_turn(LocalChatModel()) == first
+
+    plan_request = planner_messages(c1.query, list(task_world(c1).tools.values()))
+    grammar = local.plan_grammar(_listed_tools(plan_request))
+
+    def plan(model: LocalChatModel) -> str:
+        return model._complete(model._render(plan_request, []), PLAN_SCHEMA, None, grammar)[0]
+
+    model = LocalChatModel(max_tokens=300)
+    llm, _ = local._llama(
+        model.model_path, model.n_ctx, model.n_threads, model.n_threads_batch, model.seed
+    )
+    made = lazy_grammar.install(llm)
+    try:
+        ours = plan(model)
+        assert made and made[-1].checked >= 300 and made[-1].refused > 0  # both paths taken
+        llm.__dict__.pop("_init_sampler")  # the library's own chain
+        assert plan(LocalChatModel(max_tokens=300)) == ours
+    finally:
+        lazy_grammar.install(llm)

@@ -35,6 +35,7 @@ import atexit
 import contextlib
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import signal
@@ -55,9 +56,10 @@ from langchain_core.messages import (
     ToolMessage,
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from replan.core.wire import TOOLS_MARKER, request_kind
+from replan.models import lazy_grammar
 from replan.models.registry import model_kind
 from replan.models.tooling import OpenAIToolBinding
 
@@ -300,6 +302,9 @@ def _probe(model_path: str | None, timeout_s: float) -> str | None:
 
 _LOADED: dict[tuple[str, int, int, int, int], Any] = {}
 _LOCKS: dict[tuple[str, int, int, int, int], threading.Lock] = {}
+#: per loaded model, the :class:`LocalChatModel` whose request its cache holds
+_CACHE_OWNER: dict[tuple[str, int, int, int, int], int] = {}
+_MODEL_IDS = itertools.count()
 _LOAD_LOCK = threading.Lock()
 
 
@@ -331,7 +336,7 @@ def _llama(
             why = llama_probe(path)
             if why:
                 raise LocalModelUnavailable(why)
-            _LOADED[key] = llama_cpp.Llama(
+            llm = llama_cpp.Llama(
                 model_path=path,
                 n_ctx=n_ctx,
                 n_threads=n_threads,
@@ -339,6 +344,8 @@ def _llama(
                 seed=seed,
                 verbose=False,
             )
+            lazy_grammar.install(llm)  # the same text, the grammar asked about fewer tokens
+            _LOADED[key] = llm
             _LOCKS[key] = threading.Lock()
         return _LOADED[key], _LOCKS[key]
 
@@ -370,8 +377,15 @@ def batch_threads() -> int:
 class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     """SmolLM2-135M-Instruct (or another ChatML GGUF) as a LangChain chat model.
 
-    Greedy decoding (``temperature=0``) with a fixed seed: the same messages give the same
-    reply. ``bind_tools`` and ``with_structured_output`` work as with any chat model.
+    Greedy decoding (``temperature=0``) with a fixed seed. llama.cpp reuses the evaluated
+    prefix of the last prompt, and its logits differ slightly with how a prompt was evaluated
+    (one batch from an empty cache, or a cached prefix plus the rest): on C2-000-NP the first
+    ReAct turn was 84 tokens from an empty cache and 72 right after the same request, a
+    different date argument. So each model object starts from an empty cache at its first
+    request and keeps the cache across its own requests: the runner builds one per episode, and
+    an episode's replies depend on the episode alone, not on what ran before it in the process
+    (which worker, which order, a resume). ``bind_tools`` and ``with_structured_output`` work as
+    with any chat model.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -394,6 +408,8 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
     #: tokens (1,150-1,220 on the first C1 and C2 instances), and 1,024 cut them off mid-string
     max_tokens: int = Field(2048, ge=16)
     model_name: str = "local:smollm2"
+    #: this object's number: a request from another object empties the loaded model's cache
+    _cache_owner: int = PrivateAttr(default_factory=lambda: next(_MODEL_IDS))
 
     def __init__(self, **data: Any):
         super().__init__(**data)
@@ -461,8 +477,12 @@ class LocalChatModel(OpenAIToolBinding, BaseChatModel):
             kwargs["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
         elif schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": dict(schema)}
+        key = (self.model_path, self.n_ctx, self.n_threads, self.n_threads_batch, self.seed)
         with lock:  # llama.cpp reuses the evaluated prefix of the previous prompt (a turn
-            out = llama.create_chat_completion(**kwargs)  # extends the last one)
+            if _CACHE_OWNER.get(key) != self._cache_owner:  # extends the last one), this
+                llama.reset()  # object's own only: another's cache would change its replies
+                _CACHE_OWNER[key] = self._cache_owner
+            out = llama.create_chat_completion(**kwargs)
         usage = out.get("usage") or {}
         return str(out["choices"][0]["message"].get("content") or ""), {
             "input_tokens": int(usage.get("prompt_tokens", 0)),
