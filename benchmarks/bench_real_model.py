@@ -27,7 +27,12 @@ tokens (17 s), a plan 2,100 + 500 (34 s; 1,150-1,220 written, 84-86 s, since a p
 every required argument of its tool, 2026-12-02), a Dual-Loop revision 5,400 + 470 (86 s).
 Dual-Loop's revision conversation keeps every plan and every finding, so on larger instances it
 can pass SmolLM2's 8,192-token window and the episode ends as ``model_error`` (counted as failed).
-Results go to ``--out`` (resumable: a rerun skips the episodes already stored).
+Results go to ``--out`` (resumable: a rerun skips the episodes already stored) and, for the
+default SmolLM2 slice, to ``benchmarks/results/smollm2-slice.jsonl`` (``--archive``): every
+finished episode is appended there before it is stored, and a run in a checkout without the
+store takes the archived episodes instead of running them (:mod:`replan.runner.archive`). The
+slice takes 12+ hours on two cores, longer than any one machine here lives, so its episodes
+travel in the repository: ``--table-only`` in a fresh clone prints the table from them.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ by the same code as a fresh one, instead of running them again.
 The file is only ever appended to. A line that cannot be read (a write cut off by a kill, an
 edit) is reported as ``file:line: why`` and its episode runs again; where one episode has
 several lines (an infrastructure failure retried), the last one counts. ``replan export
-episodes DIR --out-file FILE`` starts an archive from what a store already holds.
+episodes DIR --out FILE`` starts an archive from what a store already holds.
 """
 
 from __future__ import annotations
