@@ -47,10 +47,8 @@ from typing import Any
 
 from replan.core.trace import FAILURE_END_REASONS
 from replan.report.summary import summarize
-from replan.runner.archive import ArchiveBackend
 from replan.runner.experiment import (
     DEFAULT_DESIGNS,
-    LocalBackend,
     RunConfig,
     arun,
     make_jobs,
@@ -59,7 +57,7 @@ from replan.runner.experiment import (
 )
 from replan.runner.preflight import PreflightError, check_model
 from replan.runner.process_backend import ProcessBackend
-from replan.runner.store import ResultsStore, StoreBusy
+from replan.runner.store import ResultsStore, StoreBusy, StoreError
 from replan.suites import load_suite
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")
@@ -147,6 +145,13 @@ def slice_config(
     return cfg, [j.key for j in make_jobs(select_tasks(pool, cfg), cfg)]
 
 
+class NothingRun:
+    """A backend that runs nothing: ``--table-only`` stores what the archive holds, no more."""
+
+    async def run(self, jobs: Any, cfg: Any, agent: Any, on_done: Any) -> None:
+        return None
+
+
 def run_slice(
     cfg: RunConfig,
     out: Path,
@@ -166,17 +171,17 @@ def run_slice(
     # back the same, so a resume keeps every stored failure (main checks the model can load
     # before anything runs); an endpoint's failures may be transient and run again
     local = cfg.models[0].startswith("local:")
-    inner: Any = None
-    if run:
-        if workers != 1:
-            inner = ProcessBackend(workers, batch_size=len(cfg.agents))
-        else:
-            inner = LocalBackend(cfg.concurrency)
-    elif archive is None:
+    if not run and archive is None:
         return 0, 0.0
-    backend = inner if archive is None else ArchiveBackend(archive, inner)
-    outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local))
-    ran = outcome.ran if archive is None else backend.to_run if run else 0
+    backend: Any = None  # arun's own: one process
+    if not run:
+        backend = NothingRun()
+    elif workers != 1:
+        backend = ProcessBackend(workers, batch_size=len(cfg.agents))
+    outcome = asyncio.run(
+        arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local, archive=archive)
+    )
+    ran = outcome.ran if run else 0
     return ran, time.perf_counter() - t0
 
 
@@ -265,8 +270,6 @@ def main() -> None:
     )
     ran_note = ""
     archive = archive_path(ns.archive, ns.model, ns.per_cell, filt)
-    if archive is not None and archive.is_dir():
-        sys.exit(f"bench_real_model: --archive {archive} is a directory; give a .jsonl file")
     if ns.table_only:
         if archive is not None and archive.exists():
             try:  # the archive's episodes into the store (a fresh checkout has no store yet)
@@ -276,6 +279,8 @@ def main() -> None:
                     f"({ns.out} is being written by a running bench; its archive is not read now)",
                     file=sys.stderr,
                 )
+            except StoreError as exc:  # another suite version, a corrupt store, no archive
+                sys.exit(f"bench_real_model: {exc}")
         if not (ns.out / "results.sqlite").exists():
             sys.exit(f"bench_real_model: no results store in {ns.out}")
     else:
@@ -283,7 +288,10 @@ def main() -> None:
             check_model(ns.model, base_url=ns.base_url)
         except PreflightError as exc:
             sys.exit(f"bench_real_model: {exc}")
-        ran, wall = run_slice(cfg, ns.out, workers=ns.workers, archive=archive)
+        try:
+            ran, wall = run_slice(cfg, ns.out, workers=ns.workers, archive=archive)
+        except StoreError as exc:  # the store or the archive refused: nothing was run
+            sys.exit(f"bench_real_model: {exc}")
         ran_note = (
             f"\n{ran} episodes run now in {wall:.0f} s ({wall / max(ran, 1):.0f} s per episode); "
             f"episodes already stored in {ns.out} were not rerun."

@@ -1,19 +1,23 @@
 """An episodes archive (``replan run --archive FILE``): every finished episode is appended as a
 line before it is stored, and a run into an empty store (a fresh checkout) takes the archived
-episodes instead of running them, storing and scoring them exactly as the first run did. A line
-cut off by a kill is named and its episode runs again; nothing else is lost."""
+episodes instead of running them, storing and scoring them exactly as the first run did. What
+is taken follows the resume rules (failures run again, ``--fresh`` takes nothing, another
+experiment's episode is not this one's); a line cut off by a kill is named and its episode runs
+again; nothing else is lost."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
+import pytest
 from typer.testing import CliRunner
 
 from replan.cli import app
-from replan.core.trace import Episode
+from replan.core.trace import EndReason, Episode
 from replan.evaluators import scoring_stamp
-from replan.runner.archive import ArchiveBackend, append_episode, read_archive
+from replan.runner.archive import ArchiveError, append_episode, read_archive
 from replan.runner.experiment import LocalBackend, RunConfig, arun
 from replan.runner.store import ResultsStore, episode_key
 
@@ -32,98 +36,134 @@ class Counting(LocalBackend):
         await super().run(jobs, cfg, agent, on_done)
 
 
+def _key(episode: Episode | dict) -> str:
+    get = episode.get if isinstance(episode, dict) else lambda k: getattr(episode, k)
+    return episode_key(get("task_id"), get("design"), get("model"), get("seed"))
+
+
 def _stored(out):
     """Every stored episode's text and its current per-run records, by key."""
     with ResultsStore(out) as s:
         return {
-            episode_key(e.task_id, e.design, e.model, e.seed): (e.to_json(), records)
-            for e, _, records in s.scored_episodes(scoring_stamp())
+            _key(e): (e.to_json(), records) for e, _, records in s.scored_episodes(scoring_stamp())
         }
 
 
-def _run(out, archive, inner):
-    backend = ArchiveBackend(archive, inner, warn=WARNINGS.append)
-    asyncio.run(arun(CFG, out, backend=backend))
-    return backend
-
-
-WARNINGS: list[str] = []
+def _run(out, archive, cfg=CFG, **kw):
+    backend, notes = Counting(), []
+    outcome = asyncio.run(arun(cfg, out, backend=backend, archive=archive, warn=notes.append, **kw))
+    return backend.ran, outcome, notes
 
 
 def test_a_fresh_store_takes_the_archived_episodes_instead_of_running_them(tmp_path):
-    archive = tmp_path / "kept" / "episodes.jsonl"
-    first = Counting()
-    _run(tmp_path / "a", archive, first)
-    assert len(first.ran) == 6
+    archive = tmp_path / "kept" / "episodes.jsonl"  # its folder is made
+    ran, _, _ = _run(tmp_path / "a", archive)
+    assert len(ran) == 6
     lines = archive.read_text().splitlines()
-    assert len(lines) == 6 and all(json.loads(x)["task_id"] for x in lines)
     stored = _stored(tmp_path / "a")
     # the archive holds exactly the episodes stored, line for line
-    assert {
-        episode_key(**{k: json.loads(x)[k] for k in ("task_id", "design", "model", "seed")})
-        for x in lines
-    } == set(stored)
+    assert {_key(json.loads(x)) for x in lines} == set(stored)
     assert sorted(lines) == sorted(text for text, _ in stored.values())
 
-    second = Counting()
-    backend = _run(tmp_path / "b", archive, second)
-    assert second.ran == []  # nothing ran again
-    assert (backend.restored, backend.to_run) == (6, 0)
+    ran, outcome, notes = _run(tmp_path / "b", archive)
+    assert ran == [] and notes == []  # nothing ran again
+    assert (outcome.restored, outcome.skipped, outcome.ran) == (6, 6, 0)
     assert _stored(tmp_path / "b") == stored  # same texts, same scores, scored by the same code
-    assert len(archive.read_text().splitlines()) == 6  # restoring appends nothing
+    assert archive.read_text().splitlines() == lines  # restoring appends nothing
 
 
 def test_a_line_cut_off_by_a_kill_is_named_and_its_episode_runs_again(tmp_path):
     archive = tmp_path / "episodes.jsonl"
-    _run(tmp_path / "a", archive, Counting())
+    _run(tmp_path / "a", archive)
     lines = archive.read_text().splitlines()
-    cut = json.loads(lines[-1])
+    cut = _key(json.loads(lines[-1]))
     archive.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:40])  # a write cut short
-    WARNINGS.clear()
-    again = Counting()
-    _run(tmp_path / "b", archive, again)
-    assert again.ran == [episode_key(cut["task_id"], cut["design"], cut["model"], cut["seed"])]
-    assert len(WARNINGS) == 1 and f"{archive}:6: not a valid Episode" in WARNINGS[0]
+    ran, outcome, notes = _run(tmp_path / "b", archive)
+    assert ran == [cut] and outcome.restored == 5
+    assert len(notes) == 1 and f"{archive}:6: not a valid Episode" in notes[0]
     # the episode run again went onto a line of its own; the cut line stays as it was
     text = archive.read_text().splitlines()
     assert len(text) == 7 and text[5] == lines[-1][:40]
-    assert Episode.from_json(text[6]).task_id == cut["task_id"]
+    assert _key(Episode.from_json(text[6])) == cut
     episodes, errors = read_archive(archive)
     assert len(episodes) == 6 and [e.line for e in errors] == [6]
     before, after = _stored(tmp_path / "a"), _stored(tmp_path / "b")
-    rerun = episode_key(cut["task_id"], cut["design"], cut["model"], cut["seed"])
-    assert {k: v for k, v in after.items() if k != rerun} == {
-        k: v for k, v in before.items() if k != rerun
+    assert {k: v for k, v in after.items() if k != cut} == {
+        k: v for k, v in before.items() if k != cut
     }
-    # the episode run again: the same run (its timings aside)
-    old, new = (Episode.from_json(x[rerun][0]) for x in (before, after))
-    assert (new.end_reason, new.success, [s.call for s in new.steps]) == (
-        old.end_reason,
-        old.success,
-        [s.call for s in old.steps],
-    )
+    old, new = (Episode.from_json(x[cut][0]) for x in (before, after))
+    assert (new.end_reason, new.success, new.calls) == (old.end_reason, old.success, old.calls)
 
 
-def test_the_last_line_of_an_episode_counts(tmp_path):
+def test_an_archived_failure_runs_again_unless_failures_are_kept(tmp_path):
     archive = tmp_path / "episodes.jsonl"
-    _run(tmp_path / "a", archive, Counting())
+    _run(tmp_path / "a", archive)
     episodes, _ = read_archive(archive)
     key, episode = next(iter(episodes.items()))
-    retried = episode.model_copy(update={"episode_id": "the retry"})
-    append_episode(archive, retried)
-    assert read_archive(archive)[0][key].episode_id == "the retry"
+    append_episode(archive, episode.model_copy(update={"end_reason": EndReason.TIMEOUT}))
+    assert read_archive(archive)[0][key].end_reason is EndReason.TIMEOUT  # the last line counts
+    ran, outcome, _ = _run(tmp_path / "b", archive)
+    assert ran == [key] and outcome.restored == 5
+    ran, outcome, _ = _run(tmp_path / "c", archive, retry_failed=False)
+    assert ran == [] and outcome.restored == 6  # kept: a local model's failure comes back alike
+
+
+def test_fresh_takes_nothing_from_the_archive_and_archives_what_it_runs(tmp_path):
+    archive = tmp_path / "episodes.jsonl"
+    _run(tmp_path / "a", archive)
+    ran, outcome, _ = _run(tmp_path / "b", archive, rerun=True)
+    assert len(ran) == 6 and outcome.restored == 0
+    assert len(archive.read_text().splitlines()) == 12
+
+
+def test_another_experiments_episode_is_named_and_run(tmp_path):
+    archive = tmp_path / "episodes.jsonl"
+    _run(tmp_path / "a", archive)
+    # the same task ids under other budgets; then a ToolMaze generated from another seed
+    ran, outcome, notes = _run(tmp_path / "b", archive, replace(CFG, budgets={"max_steps": 3}))
+    assert len(ran) == 6 and outcome.restored == 0
+    assert all("ran under other budgets" in n for n in notes) and len(notes) == 6
+    ran, outcome, notes = _run(tmp_path / "c", archive, replace(CFG, suite_options={"seed": 1}))
+    assert len(ran) == 6 and all("its query differs" in n for n in notes)
+
+
+def test_stored_episodes_the_archive_lacks_are_added_at_the_start(tmp_path):
+    asyncio.run(arun(CFG, tmp_path / "a", backend=LocalBackend(2)))  # no archive yet
+    archive = tmp_path / "episodes.jsonl"
+    ran, outcome, _ = _run(tmp_path / "a", archive)
+    assert ran == [] and outcome.skipped == 6
+    assert {_key(json.loads(x)) for x in archive.read_text().splitlines()} == set(
+        _stored(tmp_path / "a")
+    )
+    _run(tmp_path / "a", archive)
+    assert len(archive.read_text().splitlines()) == 6  # added once
+
+
+def test_an_archive_that_cannot_take_lines_stops_the_run_before_anything_runs(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ArchiveError, match="cannot append"):
+        _run(tmp_path / "a", tmp_path / "file" / "episodes.jsonl")
+    utf16 = tmp_path / "u16.jsonl"
+    utf16.write_text('{"a": 1}\n', encoding="utf-16")
+    with pytest.raises(ArchiveError, match="a utf-16 file"):
+        _run(tmp_path / "a", utf16)
+    assert not (tmp_path / "a").exists()
 
 
 def test_replan_run_archive(tmp_path):
     archive = tmp_path / "episodes.jsonl"
-    args = ["run", "--agents", "react", "--limit", "2", "--json", "--archive", str(archive)]
+    args = ["run", "--agents", "react", "--limit", "2", "--archive", str(archive)]
     res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
     assert res.exit_code == 0, res.output
     assert len(archive.read_text().splitlines()) == 2
     res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b")])
     assert res.exit_code == 0, res.output
+    assert "2 already done, 2 of them from the archive, 0 run" in res.output
     assert _stored(tmp_path / "b") == _stored(tmp_path / "a")
     assert len(archive.read_text().splitlines()) == 2
-    res = CliRunner().invoke(app, ["run", "--limit", "1", "--archive", str(tmp_path)])
+    res = CliRunner().invoke(
+        app, ["run", "--limit", "1", "--archive", str(tmp_path), "--out", str(tmp_path / "c")]
+    )
     assert res.exit_code == 2
     assert f"--archive {tmp_path}: a directory" in res.output
+    assert not (tmp_path / "c").exists()

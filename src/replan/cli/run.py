@@ -140,8 +140,13 @@ def run_command(
             designs = default_designs(suite)
         if prompt not in ("standard", "hint"):
             raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
-        if archive is not None and archive.is_dir():
-            raise PreflightError(f"--archive {archive}: a directory; give a .jsonl file")
+        if archive is not None:
+            from replan.runner.archive import ArchiveError, check_archive
+
+            try:
+                check_archive(archive)
+            except ArchiveError as exc:
+                raise PreflightError(str(exc)) from None
         if workers != 1 and backend != "local":
             raise PreflightError(
                 f"--workers {workers} is for --backend local; Ray places the work itself "
@@ -272,7 +277,7 @@ def execute(
     holds from it (:mod:`replan.runner.archive`)."""
     from replan.runner.experiment import LocalBackend, arun
 
-    opts = {"rerun": rerun, "retry_failed": retry_failed}
+    opts: dict[str, Any] = {"rerun": rerun, "retry_failed": retry_failed, "archive": archive}
 
     be: Any
     if backend == "local" and workers != 1:
@@ -288,12 +293,7 @@ def execute(
     else:
         raise typer.BadParameter("--backend must be local or ray")
     console = progress_console or Console(stderr=True)
-    if archive is not None:
-        from replan.runner.archive import ArchiveBackend
-
-        be = ArchiveBackend(
-            archive, be, warn=lambda text: console.print(text, highlight=False, soft_wrap=True)
-        )
+    opts["warn"] = lambda text: console.print(text, highlight=False, soft_wrap=True)
     interactive = console.is_terminal and not os.environ.get("CI")
     t0 = time.perf_counter()
     first: list[int] = []  # episodes already stored at the start do not count toward the rate
@@ -419,8 +419,11 @@ def finish(
                 f"the results are in {out}, try `replan report {out}`[/]"
             )
     retried = f", {outcome.retried} of them retried failures" if outcome.retried else ""
+    restored = getattr(outcome, "restored", 0)
+    archived = f", {restored} of them from the archive" if restored else ""
     console.print(
-        f"{outcome.total} episodes ({outcome.skipped} already done, {outcome.ran} run{retried}, "
+        f"{outcome.total} episodes ({outcome.skipped} already done{archived}, {outcome.ran} "
+        f"run{retried}, "
         f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}",
         highlight=False,
     )

@@ -42,7 +42,8 @@ class LineError:
         return f"{self.file}:{self.line}: {self.message}"
 
 
-def _encoding(path: Path) -> str:
+def text_encoding(path: Path) -> str:
+    """The encoding a byte-order mark names, else UTF-8."""
     with path.open("rb") as fh:
         head = fh.read(4)
     for bom, name in _BOMS:
@@ -55,7 +56,7 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str | LineError]]:
     """``(line number, text)`` for every non-blank line, or a :class:`LineError` for a line
     that is not text in the file's encoding (UTF-8 unless a byte-order mark says otherwise)."""
     p = Path(path)
-    encoding = _encoding(p)
+    encoding = text_encoding(p)
     if encoding != "utf-8":  # a BOM: the whole file is in that encoding
         try:
             text = p.read_text(encoding=encoding)
@@ -146,4 +147,12 @@ def find_duplicates(
     return kept, errors
 
 
-__all__ = ["LineError", "find_duplicates", "iter_json", "iter_lines", "iter_models", "loads"]
+__all__ = [
+    "LineError",
+    "find_duplicates",
+    "iter_json",
+    "iter_lines",
+    "iter_models",
+    "loads",
+    "text_encoding",
+]

@@ -60,6 +60,12 @@ class GreedyPickGrammar:
         self.sampler.ctx = None
 
     def _apply(self, _sampler: Any, candidates: Any) -> None:
+        try:
+            self._apply_to_best(candidates)
+        except Exception:  # ctypes would swallow it and the token go unchecked: check them all
+            self._lib.llama_sampler_apply(self.grammar, candidates)
+
+    def _apply_to_best(self, candidates: Any) -> None:
         arr = candidates.contents
         data = (self._lib.llama_token_data * arr.size).from_address(
             ctypes.addressof(arr.data.contents)

@@ -4,28 +4,54 @@ A results store lives in one directory. A long run on a real model (hours on a C
 go on in another checkout or on another machine, where only files that were committed or copied
 survive. With an archive (``replan run --archive FILE``, ``bench_real_model.py --archive FILE``)
 every episode the run finishes is appended to FILE as one Episode JSON line (the format of
-``replan export episodes`` and the input of ``replan score``), flushed to disk before it is
-stored; a later run given the same FILE stores the archived episodes of its selection, scored
-by the same code as a fresh one, instead of running them again.
+``replan export episodes`` and the input of ``replan score``), pushed to disk before it is
+stored, and episodes of the selection already stored but not yet in FILE (a run begun without
+it) are added at the start; a later run given the same FILE stores the archived episodes of its
+selection, scored by the same code as a fresh one, instead of running them again
+(:func:`~replan.runner.experiment.arun` does both).
 
-The file is only ever appended to. A line that cannot be read (a write cut off by a kill, an
-edit) is reported as ``file:line: why`` and its episode runs again; where one episode has
-several lines (an infrastructure failure retried), the last one counts. ``replan export
-episodes DIR --out FILE`` starts an archive from what a store already holds.
+What is taken from the file follows the resume rules: an infrastructure failure (model error,
+crash, timeout) runs again unless failures are kept (``--no-retry-failed``), ``--fresh`` takes
+nothing, and an archived episode that another experiment made (another version of the task, a
+different query, mode or suite, other budgets) is named and run again. The file is only ever
+appended to: a line that cannot be read (a write cut off by a kill, an edit) is named as
+``file:line: why`` and its episode runs again, and where one episode has several lines (a
+failure run again), the last one counts.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from replan.core.jsonl import LineError, iter_models
-from replan.core.trace import Episode
-from replan.runner.experiment import Backend, Job, OnDone, RunConfig
-from replan.runner.store import episode_key
+from replan.core.jsonl import LineError, iter_models, text_encoding
+from replan.core.trace import Episode, is_failure
+from replan.runner.store import StoreError, episode_key
+
+
+class ArchiveError(StoreError):
+    """The archive file cannot be appended to (checked before anything runs)."""
+
+
+def check_archive(path: str | Path) -> None:
+    """Raise :class:`ArchiveError` (one line) unless ``path`` can take appended UTF-8 lines:
+    a file (made, with its folder, if missing) that is not a directory nor in another encoding."""
+    p = Path(path)
+    if p.is_dir():
+        raise ArchiveError(f"--archive {p}: a directory; give a .jsonl file")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("ab"):
+            pass
+    except OSError as exc:
+        raise ArchiveError(f"--archive {p}: cannot append to it ({exc.strerror or exc})") from None
+    if p.stat().st_size and text_encoding(p) != "utf-8":
+        raise ArchiveError(
+            f"--archive {p}: a {text_encoding(p)} file; an archive is UTF-8 JSON Lines "
+            "(save it as UTF-8)"
+        )
 
 
 def read_archive(path: str | Path) -> tuple[dict[str, Episode], list[LineError]]:
@@ -48,7 +74,6 @@ def append_episode(path: str | Path, episode: Episode) -> None:
     """Append one episode as a line and push it to disk before returning (a kill after this
     call cannot lose it; a kill during it leaves at most one unreadable last line)."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     line = episode.to_json() + "\n"  # compact JSON: newlines inside strings are escaped
     with p.open("ab") as fh:
         if fh.tell() and not _ends_with_newline(p):
@@ -64,57 +89,61 @@ def _ends_with_newline(p: Path) -> bool:
         return fh.read(1) == b"\n"
 
 
-def _warn(text: str) -> None:
-    print(text, file=sys.stderr)
+def mismatch(episode: Episode, task: Any, budgets: Mapping[str, Any]) -> str | None:
+    """Why an archived episode is not a run of this task under this run's budgets (None: it
+    is). An episode that never ran (a failure record) carries no budgets; they are not asked."""
+    for name in ("suite", "mode", "query"):
+        if getattr(episode, name) != getattr(task, name):
+            return f"its {name} differs from the task's"
+    if episode.budgets and dict(episode.budgets) != dict(budgets):
+        return f"it ran under other budgets ({episode.budgets})"
+    return None
 
 
-class ArchiveBackend:
-    """A backend that takes the jobs the archive already holds from the archive, runs the rest
-    on ``inner`` (none: they are not run), and appends every episode ``inner`` finishes to the
-    archive before the run stores it."""
-
-    def __init__(
-        self,
-        path: str | Path,
-        inner: Backend | None,
-        *,
-        warn: Callable[[str], None] = _warn,
-    ):
-        self.path = Path(path)
-        self.inner = inner
-        self.warn = warn
-        #: episodes taken from the archive, and left to run, by the last :meth:`run`
-        self.restored = 0
-        self.to_run = 0
-
-    @property
-    def limiter(self) -> Any:
-        """The inner backend's model-call limiter (the progress line reads it)."""
-        return getattr(self.inner, "limiter", None)
-
-    async def run(
-        self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
-    ) -> None:
-        archived, errors = read_archive(self.path)
-        for err in errors:
-            self.warn(f"{err} (skipped: that episode runs again)")
-        rest = []
-        for job in jobs:
-            episode = archived.get(job.key)
-            if episode is None:
-                rest.append(job)
-            else:
-                on_done(job, episode)
-                self.restored += 1
-        self.to_run = len(rest)
-        if self.inner is None or not rest:
-            return
-
-        def archive_then_store(job: Job, episode: Episode, *scored: Any) -> None:
-            append_episode(self.path, episode)
-            on_done(job, episode, *scored)
-
-        await self.inner.run(rest, cfg, agent, archive_then_store)
+def take_archived(
+    archived: Mapping[str, Episode],
+    jobs: Sequence[Any],
+    *,
+    budgets: Mapping[str, Any],
+    retry_failed: bool,
+    warn: Callable[[str], None],
+) -> tuple[list[tuple[Any, Episode]], list[Any]]:
+    """Split ``jobs`` into those the archive answers, with their episodes, and those to run."""
+    taken: list[tuple[Any, Episode]] = []
+    rest: list[Any] = []
+    for job in jobs:
+        episode = archived.get(job.key)
+        if episode is None or (retry_failed and is_failure(episode)):
+            rest.append(job)
+            continue
+        why = mismatch(episode, job.task, budgets)
+        if why:
+            warn(f"archive: {job.key}: {why}; it runs again")
+            rest.append(job)
+            continue
+        taken.append((job, episode))
+    return taken, rest
 
 
-__all__ = ["ArchiveBackend", "append_episode", "read_archive"]
+def add_missing(
+    path: str | Path, archived: Mapping[str, Episode], stored: Iterable[Episode]
+) -> int:
+    """Append the stored episodes the archive lacks (or holds in another version); how many."""
+    n = 0
+    for episode in stored:
+        key = episode_key(episode.task_id, episode.design, episode.model, episode.seed)
+        if key not in archived or archived[key].to_json() != episode.to_json():
+            append_episode(path, episode)
+            n += 1
+    return n
+
+
+__all__ = [
+    "ArchiveError",
+    "add_missing",
+    "append_episode",
+    "check_archive",
+    "mismatch",
+    "read_archive",
+    "take_archived",
+]

@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import math
+import sys
 import time
 import traceback
 import weakref
@@ -563,10 +564,47 @@ class RunOutcome:
     failures: int
     wall_s: float
     retried: int = 0  # of ``ran``: infrastructure failures of an earlier run, run again
+    restored: int = 0  # of ``skipped``: taken from the archive (stored now, not run)
     keys: list[str] = field(default_factory=list)  # the selected episodes' store keys
     cells: dict[str, int] = field(default_factory=dict)  # tasks per level/mode cell selected
     #: the suite the tasks came from (name, version, digest) and the selection (tasks, digest)
     suite: dict[str, Any] = field(default_factory=dict)
+
+
+def _from_archive(
+    archive: str | Path,
+    store: ResultsStore,
+    jobs: list[Job],
+    todo: list[Job],
+    cfg: RunConfig,
+    store_episode: Callable[[Job, Episode], None],
+    rerun: bool,
+    retry_failed: bool,
+    warn: Callable[[str], None] | None,
+) -> tuple[list[Job], int]:
+    """The archive's part of :func:`arun`: add the selection's stored episodes it lacks, store
+    the episodes of ``todo`` it answers; returns the jobs left to run and how many it answered."""
+    from replan.runner import archive as archives
+
+    say = warn or (lambda text: print(text, file=sys.stderr))
+    archived, errors = archives.read_archive(archive)
+    for err in errors:
+        say(f"{err} (skipped: that episode runs again)")
+    left = {j.key for j in todo}
+    stored = store.episodes_by_key(j.key for j in jobs if j.key not in left)
+    archives.add_missing(archive, archived, stored.values())
+    if rerun:
+        return todo, 0
+    taken, rest = archives.take_archived(
+        archived,
+        todo,
+        budgets=episode_config(cfg).budgets(),
+        retry_failed=retry_failed,
+        warn=say,
+    )
+    for job, episode in taken:
+        store_episode(job, episode)
+    return rest, len(taken)
 
 
 async def arun(
@@ -579,6 +617,8 @@ async def arun(
     agent: Callable[..., Any] | None = None,
     rerun: bool = False,
     retry_failed: bool = True,
+    archive: str | Path | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> RunOutcome:
     """Run (or resume) an experiment into ``out_dir``; returns counts.
 
@@ -587,11 +627,18 @@ async def arun(
     the selected episodes already stored, except infrastructure failures (model error, crash,
     timeout), which run again unless ``retry_failed`` is false; an agent's own failure is a
     result and stays. ``rerun`` runs every selected episode again (replacing only those).
+    ``archive`` is an Episode JSON Lines file every finished episode is appended to before it
+    is stored, and that answers the episodes it holds (:mod:`replan.runner.archive`); ``warn``
+    gets its one-line notes (default: stderr).
     """
     from replan.suites import load_suite, suite_digest, suite_identity
     from replan.suites.versions import custom_identity
 
     t0 = time.perf_counter()
+    if archive is not None:
+        from replan.runner import archive as archives
+
+        archives.check_archive(archive)  # before the store is touched
     lock = WriterLock(out_dir).acquire()  # one writer per store: a second run stops here
     try:
         store = ResultsStore(out_dir)  # a corrupt store stops here, before anything is written
@@ -624,12 +671,8 @@ async def arun(
         jobs = make_jobs(chosen, cfg)
         done = set() if rerun else store.done_keys(with_failed=not retry_failed)
         todo = [j for j in jobs if j.key not in done]
-        retried = len({j.key for j in todo} & store.failed_keys()) if not rerun else 0
-        counts = {"done": len(jobs) - len(todo), "failures": 0}
-        if progress:
-            progress(counts["done"], len(jobs), 0)
 
-        def on_done(job: Job, ep: Episode, scored: Scored | None = None) -> None:
+        def store_episode(job: Job, ep: Episode, scored: Scored | None = None) -> None:
             records = None
             try:
                 rows, records = scored or score_rows(ep, job.task)
@@ -638,6 +681,21 @@ async def arun(
             store.save_episode(
                 exp, ep, rows, level=job.task.level, records=records, stamp=scoring_stamp()
             )
+
+        restored = 0
+        if archive is not None:
+            todo, restored = _from_archive(
+                archive, store, jobs, todo, cfg, store_episode, rerun, retry_failed, warn
+            )
+        retried = len({j.key for j in todo} & store.failed_keys()) if not rerun else 0
+        counts = {"done": len(jobs) - len(todo), "failures": 0}
+        if progress:
+            progress(counts["done"], len(jobs), 0)
+
+        def on_done(job: Job, ep: Episode, scored: Scored | None = None) -> None:
+            if archive is not None:  # first: a kill between the two loses neither copy
+                archives.append_episode(archive, ep)
+            store_episode(job, ep, scored)
             counts["done"] += 1
             counts["failures"] += int(ep.end_reason.value in FAILURE_END_REASONS)
             if progress:
@@ -653,6 +711,7 @@ async def arun(
             counts["failures"],
             time.perf_counter() - t0,
             retried,
+            restored,
             [j.key for j in jobs],
             cells_covered(chosen),
             suite,
