@@ -207,6 +207,14 @@ def stored_table(out: Path, keys: list[str], model: str) -> tuple[str, dict[str,
     if in_progress:
         text += f", not the {in_progress} episode(s) of an instance in progress"
     text += "."
+    ended: dict[str, Counter] = {}
+    for ep in episodes:
+        ended.setdefault(ep.design, Counter())[ep.end_reason.value] += 1
+    if ended:
+        text += "\nHow the runs ended:\n" + "\n".join(
+            f"- {d}: " + ", ".join(f"{n} {why}" for why, n in c.most_common())
+            for d, c in sorted(ended.items())
+        )
     failed = Counter(
         (ep.design, ep.end_reason.value, next(iter((ep.error or "").splitlines()), "")[:100])
         for ep in episodes
