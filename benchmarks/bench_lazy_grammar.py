@@ -19,6 +19,8 @@ import os
 import time
 from typing import Any
 
+from bench_revision_prefix import first_np_instances  # beside this script
+
 from replan.env import task_world
 from replan.models import lazy_grammar
 from replan.models.local import (
@@ -31,7 +33,6 @@ from replan.models.local import (
     plan_grammar,
 )
 from replan.nodes.prompts import executor_messages, planner_messages
-from replan.suites import load_suite
 
 
 def reply(model: LocalChatModel, messages: list[Any], tools: list[Any], lazy: bool) -> tuple:
@@ -56,12 +57,8 @@ def main() -> None:
     ns = ap.parse_args()
     os.environ.setdefault(CORES_ENV, "1")
     model = LocalChatModel()
-    picked: dict[str | None, Any] = {}
-    for t in load_suite("toolmaze"):
-        if t.mode == "NP":
-            picked.setdefault(t.level, t)
     totals = {False: [0, 0.0], True: [0, 0.0]}
-    for task in sorted(picked.values(), key=lambda t: t.task_id)[: ns.tasks]:
+    for task in first_np_instances(ns.tasks):
         world = task_world(task)
         specs = list(world.tools.values())
         requests = {

@@ -63,18 +63,23 @@ def prompt_seconds(model: LocalChatModel, messages: list[BaseMessage]) -> tuple[
         return time.perf_counter() - t0, int(out["usage"]["prompt_tokens"])
 
 
+def first_np_instances(n: int) -> list[Any]:
+    """The first NP instance of each of the first ``n`` ToolMaze levels (C1, C2, ...)."""
+    picked: dict[str | None, Any] = {}
+    for t in load_suite("toolmaze"):
+        if t.mode == "NP":
+            picked.setdefault(t.level, t)
+    return sorted(picked.values(), key=lambda t: t.task_id)[:n]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tasks", type=int, default=2, help="NP instances (one per level)")
     ns = ap.parse_args()
     os.environ.setdefault(CORES_ENV, "1")
     model = LocalChatModel()
-    picked: dict[str | None, Any] = {}
-    for t in load_suite("toolmaze"):
-        if t.mode == "NP":
-            picked.setdefault(t.level, t)
     rows = []
-    for task in sorted(picked.values(), key=lambda t: t.task_id)[: ns.tasks]:
+    for task in first_np_instances(ns.tasks):
         world = task_world(task)
         plan_request = planner_messages(task.query, list(world.tools.values()))
         reply = model.invoke(plan_request)
