@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from replan.api import run
-from replan.models.profiles import CONTEXT_KNOBS, spec_with_overrides
+from replan.models.simulated.profiles import CONTEXT_KNOBS, spec_with_overrides
 from replan.runner.experiment import DEFAULT_DESIGNS
 
 BASE = "simulated:competent"

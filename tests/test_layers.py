@@ -19,6 +19,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,3 +220,128 @@ def test_import_replan_loads_only_the_data_model() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# --- no import circles -----------------------------------------------------------------------
+#: every module of the package, by dotted name (``replan.env.world``; a package by its own name)
+MODULES = {
+    ("replan." + module_name(p)).removesuffix(".__init__"): p
+    for p in sorted(SRC.rglob("*.py"))
+    if "__pycache__" not in p.parts
+}
+
+
+def _runtime_body(tree: ast.Module) -> ast.Module:
+    """The module without its ``if TYPE_CHECKING:`` blocks (annotations only: they never run)."""
+
+    class Drop(ast.NodeTransformer):
+        def visit_If(self, node: ast.If) -> Any:
+            test = node.test
+            name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+            if name == "TYPE_CHECKING":
+                return node.orelse or None
+            return self.generic_visit(node)
+
+    return Drop().visit(tree)
+
+
+def _target(name: str, modules: dict[str, Path]) -> str | None:
+    """The module of ours an imported dotted name loads (its longest known prefix)."""
+    while name not in modules:
+        if "." not in name:
+            return None
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    """``module -> modules it imports when it runs`` (module level and function-local), each
+    import resolved to the module it loads: ``from a.b import c`` is ``a.b.c`` when that is a
+    module, else ``a.b``. Implicit imports of parent packages are not edges."""
+    modules = MODULES if modules is None else modules
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = _runtime_body(ast.parse(path.read_text(encoding="utf-8")))
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        out: set[str] = set()
+        for node in ast.walk(tree):
+            found: list[str] = []
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                found = [f"{base}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Call):
+                func = node.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if fname == "import_module" and node.args:
+                    arg = node.args[0]
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        found = [arg.value]
+            for imported in found:
+                target = _target(imported, modules)
+                if target is not None and target != name:
+                    out.add(target)
+        graph[name] = out
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of ``graph`` with more than one node (Tarjan), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_circle_between_modules() -> None:
+    """No module imports, by any path, a module that imports it (inside a package or across
+    packages): each part can be read, tested and moved on its own."""
+    found = circles(import_graph())
+    assert not found, "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_check_sees_a_circle(tmp_path: Path) -> None:
+    """a -> b (function-local) -> c -> a is a circle; a -> d -> a only under TYPE_CHECKING is not."""
+    files = {
+        "__init__": "",
+        "a": "import replan.d\n\ndef f():\n    from replan.b import x\n",
+        "b": "import replan.c\n",
+        "c": "from replan import a\n",
+        "d": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import replan.a\n",
+    }
+    mods = {}
+    for name, text in files.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        mods["replan" if name == "__init__" else f"replan.{name}"] = tmp_path / f"{name}.py"
+    assert circles(import_graph(mods)) == [["replan.a", "replan.b", "replan.c"]]

@@ -5,12 +5,12 @@ summary is), as DESIGN §1 orders the layers."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replan.core.aio import run_sync
 from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.report.summary import summarize
@@ -119,7 +119,7 @@ def run(
         concurrency=concurrency,
         episode_timeout_s=episode_timeout,
     )
-    outcome = _run_sync(arun(cfg, out, tasks=tasks, backend=backend))
+    outcome = run_sync(arun(cfg, out, tasks=tasks, backend=backend))
     return _collect(Path(out), outcome)
 
 
@@ -167,17 +167,5 @@ def evaluate_agent(
         episode_timeout_s=episode_timeout,
     )
     agent = make_agent if callable(make_agent) else None
-    outcome = _run_sync(arun(cfg, out, tasks=tasks, agent=agent))
+    outcome = run_sync(arun(cfg, out, tasks=tasks, agent=agent))
     return _collect(Path(out), outcome)
-
-
-def _run_sync(coro: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    # inside a running loop (Jupyter): run in a helper thread with its own loop
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import replan.evaluators as ev
+import replan.evaluators.scoring as ev
 from replan.suites import load_suite
 
 

@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-import replan.graphs as graphs
+import replan.graphs.episode as graphs
 from replan.env import task_world
 from replan.graphs import (
     arun_episode,

@@ -32,7 +32,7 @@ from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record
 from replan.graphs import run_episode
 from replan.models import make_model
-from replan.models.profiles import PROFILES, override
+from replan.models.simulated.profiles import PROFILES, override
 from replan.suites.toolmaze import generate, task_injector
 
 PROFILE_NAMES = ("novice", "competent", "expert")

@@ -22,7 +22,7 @@ from replan.env import task_world
 from replan.env.replay import replay
 from replan.graphs import run_episode
 from replan.models import SimulatedChatModel
-from replan.models.profiles import PROFILES
+from replan.models.simulated.profiles import PROFILES
 
 from .conftest import booking_task, parallel_task, quote_task
 

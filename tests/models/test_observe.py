@@ -10,7 +10,7 @@ from replan.core.trace import Call
 from replan.env import task_world
 from replan.env.corpus import load_corpus
 from replan.env.perturb import EXPLICIT_KINDS, corruptions, explicit_observation
-from replan.models.observe import (
+from replan.models.simulated.observe import (
     ObsKind,
     PlausibilityContext,
     implausible,

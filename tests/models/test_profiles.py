@@ -6,7 +6,7 @@ import pytest
 
 from replan.core.taxonomy import ErrorType
 from replan.models import make_model
-from replan.models.profiles import (
+from replan.models.simulated.profiles import (
     PROFILES,
     SIMULATED_CAVEAT,
     STATIC_ERROR_TYPES,

@@ -18,7 +18,7 @@ from replan.evaluators.perturbation import recovery_record
 from replan.evaluators.prefix import prefix_record
 from replan.graphs import DESIGNS, run_episode
 from replan.models import SimulatedChatModel, make_model
-from replan.models.profiles import PROFILES, CompetenceProfile, FaultPolicy
+from replan.models.simulated.profiles import PROFILES, CompetenceProfile, FaultPolicy
 from replan.nodes.planner import PlanOutput
 from replan.nodes.prompts import (
     executor_messages,
@@ -493,7 +493,7 @@ def test_a_value_stated_for_one_parameter_is_not_taken_for_another() -> None:
     though it is the only airport code the query states (toolmaze-C4-004-NP wrote SCL -> SCL
     with every error rate at 0). The origin then comes from a tool, as the gold plan has it."""
     from replan.env.corpus import load_corpus
-    from replan.models.visible import View, param_kind
+    from replan.models.simulated.visible import View, param_kind
 
     corpus = load_corpus()
     spec = corpus.tools["search_flights"]

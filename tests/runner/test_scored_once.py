@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import replan.evaluators as ev
+import replan.evaluators.scoring as ev
 from replan.cli import app
 from replan.report.summary import summarize
 from replan.runner.store import ResultsStore

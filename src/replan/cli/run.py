@@ -159,7 +159,7 @@ def run_command(
                 raise PreflightError(f"--profile {profile}: {exc}") from None
         models = list(model or []) + ([f"simulated:{profile}"] if profile else [])
         if profile_set:
-            from replan.models.profiles import spec_with_overrides
+            from replan.models.simulated.profiles import spec_with_overrides
 
             try:
                 models = [spec_with_overrides(m, profile_set) for m in (models or [DEFAULT_MODEL])]
@@ -447,7 +447,7 @@ def finish(
     header = run_header(cfg, outcome)
     print_summary(summary, header, Console(file=sys.stdout))
     if cfg is not None:  # what a simulated table can show, and any design-sensitive knob set
-        from replan.models.profiles import model_notes
+        from replan.models.simulated.profiles import model_notes
 
         stdout = Console(file=sys.stdout)
         for note in model_notes(cfg.models):  # wrapped to the terminal, like the table
@@ -458,7 +458,7 @@ def finish(
 
 
 def _notes(cfg: RunConfig | None) -> list[str]:
-    from replan.models.profiles import model_notes
+    from replan.models.simulated.profiles import model_notes
 
     return model_notes(cfg.models) if cfg is not None else []
 

@@ -26,7 +26,7 @@ from replan.core.task import Task
 from replan.core.trace import EndReason, Episode, Step, Usage
 from replan.env import task_world
 from replan.env.world import FaultInjector, World
-from replan.graphs import EventHandler, episode_from_state
+from replan.graphs.episode import EventHandler, episode_from_state
 from replan.nodes.config import AgentConfig
 from replan.nodes.executor import text_of
 from replan.nodes.llm import describe_error, model_label, usage_of

@@ -29,7 +29,6 @@ Decisions:
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import hashlib
 import json
 import time
@@ -43,6 +42,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langgraph.errors import GraphRecursionError
 
+from replan.core.aio import call_outside_loop
 from replan.core.task import MODES, Checker, FaultSetup, Task
 from replan.core.trace import EndReason, Episode, Step, Usage
 from replan.env.checker import mentions
@@ -116,19 +116,6 @@ def _tool_calls_made(messages: Sequence[Any]) -> dict[str, int]:
     return out
 
 
-def _run_sync(fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` (which may start an event loop) also from inside a running loop (Jupyter)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return fn()
-    import concurrent.futures
-
-    ctx = contextvars.copy_context()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(ctx.run, fn).result()
-
-
 @dataclass
 class _Job:
     design: str
@@ -167,7 +154,7 @@ def run_episode(
             return agent.invoke(job.task.agent_input(), cfg)
 
     try:
-        state = _run_sync(go)
+        state = call_outside_loop(go)
     except GraphRecursionError as exc:
         reason, error = EndReason.STEP_BUDGET, _describe(exc)
     except InjectedFault as exc:

@@ -32,10 +32,10 @@ from langchain_core.language_models import BaseChatModel
 
 from replan.core.task import Task
 from replan.models.local import LocalChatModel, LocalModelUnavailable, smollm2_path
-from replan.models.profiles import PROFILES, CompetenceProfile, FaultPolicy, load_profile
 from replan.models.providers import provider_model
 from replan.models.registry import MODEL_KINDS, ModelKind, kind_of, model_kind
 from replan.models.simulated import SimulatedChatModel
+from replan.models.simulated.profiles import PROFILES, CompetenceProfile, FaultPolicy, load_profile
 
 SPEC_HELP = (
     "use 'simulated:<profile>' (novice, competent, expert, or a YAML file), 'local:smollm2', "

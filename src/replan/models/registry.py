@@ -41,8 +41,11 @@ class ModelKind:
     shared: bool = False
 
 
-#: every model kind, built-in (``replan.models``' modules) and plugged in
-MODEL_KINDS: Registry[ModelKind] = Registry("model kind", "replan.models")
+#: every model kind, built-in (``replan.models``' modules) and plugged in; listings name the
+#: local and simulated kinds before the providers' catch-all
+MODEL_KINDS: Registry[ModelKind] = Registry(
+    "model kind", "replan.models", first=("local", "simulated")
+)
 
 
 def model_kind(

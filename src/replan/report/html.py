@@ -518,7 +518,7 @@ def render(
         f"{esc(suites_line(suite_ids(data.experiments)))}. "
         f'<span class="muted">From <code>{esc(data.out_dir)}/results.sqlite</code>.</span></p>'
     )
-    from replan.models.profiles import model_notes
+    from replan.models.simulated.profiles import model_notes
 
     intro += "".join(f'<p class="note">{esc(n)}</p>' for n in model_notes(models))
     if not data.episodes:

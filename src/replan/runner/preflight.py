@@ -88,7 +88,7 @@ def check_designs(designs: Sequence[str]) -> None:
 
 def check_profile(profile: str) -> None:
     """A named competence profile or a readable profile file."""
-    from replan.models.profiles import check_profile as check
+    from replan.models.simulated.profiles import check_profile as check
 
     try:
         check(profile)

@@ -2,12 +2,12 @@
 
 **This is not a language model, and its tables are not evidence about agent designs.** It is a
 parametric policy that reads a request the way a careful model would and makes mistakes at the
-rates of a :class:`~replan.models.profiles.CompetenceProfile`. It exists so that every design
+rates of a :class:`~replan.models.simulated.profiles.CompetenceProfile`. It exists so that every design
 runs offline and reproducibly, and so that tests can inject known error rates and check that the
 metrics recover them. Design rankings need a real model (``local:smollm2``, or any
 OpenAI-compatible endpoint).
 
-**It knows only what a model is shown** (:mod:`replan.models.visible`): the query, the tool list
+**It knows only what a model is shown** (:mod:`replan.models.simulated.visible`): the query, the tool list
 of the request (schemas with their ``x-kind`` annotations) and the observations in the
 conversation. It never reads the task's gold plan, valid paths, checker or fault schedule: the
 plan it means to follow is read from the query and the tool list; a fix after a tool's or a
@@ -45,7 +45,7 @@ request:
 Faults are *discovered* from observations: a rejected call is the agent's own mistake (fixed with
 ``fix_invalid_call``); an error, an HTTP status, a timeout or an empty result is an explicit fault
 (noticed with ``notice_explicit``); a well-formed result that fails a plausibility check
-(:mod:`replan.models.observe`) is an implicit one (``notice_implicit``), and so is a value that a
+(:mod:`replan.models.simulated.observe`) is an implicit one (``notice_implicit``), and so is a value that a
 later tool rejects as unknown or invalid. Then it retries, reroutes, aborts, or trusts the value,
 per ``on_fault``.
 
@@ -56,7 +56,9 @@ keeps no state between calls: what it "remembers" it reads back from the convers
 The package along its seams: ``model`` (the LangChain chat-model surface), ``turn`` (one request:
 plan, revise, replan, the noise per decision), ``actor`` (ReAct play from the messages),
 ``plan_memory`` (what it keeps in the plan it writes, the final answer's wording), ``common``
-(digests, value conversions, structured output). Its mistakes come from
+(digests, value conversions, structured output), ``profiles`` (competence profiles: the error
+rates and fault handling), ``visible`` (what a request shows: the query, the tools, their kinds),
+``observe`` (plausibility checks on observations). Its mistakes come from
 :mod:`replan.env.mistakes` (the ``AGENT`` style).
 """
 

@@ -31,12 +31,6 @@ from replan.core.wire import (
 )
 from replan.env.mistakes import mutate_call, referenced_nodes
 from replan.env.world import lookup_path
-from replan.models.observe import (
-    ObsKind,
-    Reading,
-    parse_observation,
-    read_observation,
-)
 from replan.models.simulated.common import (
     _CALL_ID,
     _STRUCTURAL,
@@ -47,6 +41,12 @@ from replan.models.simulated.common import (
     _fabricate,
     _scalar_facts,
     _Step,
+)
+from replan.models.simulated.observe import (
+    ObsKind,
+    Reading,
+    parse_observation,
+    read_observation,
 )
 from replan.models.simulated.plan_memory import (
     _CUT_SHORT,

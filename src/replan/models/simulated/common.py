@@ -26,7 +26,7 @@ from replan.core.plan import (
 )
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import canonical_json
-from replan.models.visible import (
+from replan.models.simulated.visible import (
     _NONE,
     closest,
 )

@@ -26,15 +26,15 @@ from replan.core.wire import (
     json_lines,
 )
 from replan.env.world import lookup_path
-from replan.models.observe import (
-    Reading,
-)
 from replan.models.simulated.common import (
     _content,
     _scalar_facts,
     rewrite_refs,
 )
-from replan.models.visible import (
+from replan.models.simulated.observe import (
+    Reading,
+)
+from replan.models.simulated.visible import (
     value_fields,
 )
 

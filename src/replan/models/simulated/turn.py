@@ -36,13 +36,6 @@ from replan.core.wire import (
 )
 from replan.env.mistakes import mutate_call, mutate_structure, referenced_nodes
 from replan.env.world import stable_seed
-from replan.models.observe import (
-    ObsKind,
-    PlausibilityContext,
-    Reading,
-    read_observation,
-)
-from replan.models.profiles import CALL_ERROR_TYPES
 from replan.models.simulated.actor import _Actor
 from replan.models.simulated.common import (
     _STRUCTURAL,
@@ -51,6 +44,12 @@ from replan.models.simulated.common import (
     _digest,
     _fill_schema,
     rewrite_refs,
+)
+from replan.models.simulated.observe import (
+    ObsKind,
+    PlausibilityContext,
+    Reading,
+    read_observation,
 )
 from replan.models.simulated.plan_memory import (
     _attempts,
@@ -66,7 +65,8 @@ from replan.models.simulated.plan_memory import (
     _suspects,
     unresolved_ref,
 )
-from replan.models.visible import (
+from replan.models.simulated.profiles import CALL_ERROR_TYPES
+from replan.models.simulated.visible import (
     _NONE,
     View,
     closest,
@@ -414,7 +414,7 @@ class _Turn:
 
         The chain must give what later steps read from ``nid`` (the kinds of those output
         fields; for a step whose output nothing reads, the kinds of its own output). Candidate
-        chains come from the tool list alone (:func:`replan.models.visible.routes`); the first
+        chains come from the tool list alone (:func:`replan.models.simulated.visible.routes`); the first
         whose inputs bind from the failed step's arguments, earlier results and the query wins.
         """
         node = next(n for n in nodes if n.id == nid)

@@ -26,7 +26,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from replan.core.taxonomy import ErrorType
-from replan.models.registry import model_kind
 
 #: Error types the simulated agent can commit by itself, in the order a per-call draw tries
 #: them (the order matters only when several rates are non-zero).
@@ -109,7 +108,7 @@ class CompetenceProfile(BaseModel):
     max_attempts: int = Field(3, ge=1, le=20)  # invalid attempts per step before giving up
     notice_explicit: float = Field(0.95, ge=0, le=1)  # sees an error / 404 / timeout / empty
     # checks a result for plausibility, and traces a value a later tool rejects back to the
-    # result it came from (implicit faults); what a check can see is in models/observe.py
+    # result it came from (implicit faults); what a check can see is in models/simulated/observe.py
     notice_implicit: float = Field(0.5, ge=0, le=1)
     on_fault: FaultPolicy = Field(default_factory=FaultPolicy)
     verifier_uptake: float | None = Field(None, ge=0, le=1)
@@ -467,6 +466,7 @@ __all__ = [
     "CompetenceProfile",
     "FaultPolicy",
     "assumptions_line",
+    "check_profile",
     "context_assumptions",
     "load_profile",
     "model_notes",
@@ -491,26 +491,3 @@ def check_profile(profile: str) -> None:
         raise ValueError(
             f"unknown profile {profile!r}: {hint}use one of {named} or a YAML file path"
         ) from None
-
-
-def _check_simulated(rest: str, *, spec: str, base_url: str | None = None) -> None:
-    check_profile(rest.strip() or "competent")
-
-
-@model_kind("simulated", example="simulated:<profile>", check=_check_simulated)
-def build_simulated(
-    rest: str, *, spec: str, task: Any = None, corpus: Any = None, seed: int = 0, **kw: Any
-) -> Any:
-    """A :class:`~replan.models.simulated.SimulatedChatModel` playing ``task`` with the profile
-    ``rest`` (default ``competent``)."""
-    # late: the simulated model's package imports this module (its profiles)
-    from replan.models.simulated import SimulatedChatModel
-
-    if task is None:
-        raise ValueError(
-            f"model {spec!r}: the simulated model plays one task; pass task=... "
-            "(it is built per episode)"
-        )
-    kw.pop("base_url", None)
-    profile = load_profile(rest.strip() or "competent")
-    return SimulatedChatModel(task=task, corpus=corpus, profile=profile, seed=seed, **kw)
