@@ -2,28 +2,43 @@
 
 ``replan score --traces FILE --tools TOOLS.json`` (and :func:`score_traces`) read one
 conversation per line — a JSON list of messages, or an object with a ``messages`` list (and
-optionally ``id`` and a reference ``expected`` / ``reference`` answer) — in LangChain's message
-dicts (``{"type": "ai", ...}``, ``messages_to_dict`` output, or ``lc`` serialisations) or
-OpenAI chat format (``{"role": "assistant", "tool_calls": [...]}`` / ``{"role": "tool", ...}``).
-``TOOLS.json`` lists the tools: OpenAI function tools, ``{"name", "parameters"}`` objects
-(``input_schema`` / ``args_schema`` also read) or a ``{name: parameters}`` map.
-:func:`score_thread` does the same for a LangGraph checkpointer thread (its latest state).
+optionally ``id``, a reference ``expected`` / ``reference`` answer, or the trace's own outcome:
+``success`` (true/false) or ``reward`` (a number; full reward, ≥ 1, is a success)) — in
+LangChain's message dicts (``{"type": "ai", ...}``, ``messages_to_dict`` output, or ``lc``
+serialisations) or OpenAI chat format (``{"role": "assistant", "tool_calls": [...]}`` /
+``{"role": "tool", ...}``). ``TOOLS.json`` lists the tools: OpenAI function tools,
+``{"name", "parameters"}`` objects (``input_schema`` / ``args_schema`` also read) or a
+``{name: parameters}`` map. :func:`score_thread` does the same for a LangGraph checkpointer
+thread (its latest state).
 
 Each tool call becomes a Step judged from what a trace can decide:
 
 - a name not in ``TOOLS.json`` is ``unknown_tool``; arguments the tool's JSON Schema rejects are
   ``unknown_param`` / ``missing_param`` / ``type_mismatch`` / ``invalid_value`` (the checks the
   world makes, :meth:`~replan.core.tools.ToolSpec.check_args`);
-- a result that reports an error (``status: "error"``, a JSON object with an ``error`` key, or
-  text starting with ``Error`` or an HTTP 4xx/5xx status) is the tool rejecting the call (``invalid_value``, ParaRecover's
+- a result answers the most recent unanswered call with its ``tool_call_id`` (models do reuse
+  ids; an id is never collapsed onto one call);
+- a result is an error by the first rule that decides it (each result's rule is counted in
+  ``result_rules``): ``status`` (the tool raised or returned ``status="error"``), ``is_error``
+  (your predicate for that tool: True / False, or None to let the rules below decide),
+  ``empty`` (``[]``, ``{}``, ``""``, ``null``: *not* an error unless ``empty_is_error`` names
+  the tool), ``error_field`` (a JSON object whose ``error`` / ``errors`` is set, whose
+  ``status`` is ``error`` / ``failed``, or whose ``success`` / ``ok`` is false) and
+  ``error_text`` (text that opens with ``Error``, ``Exception``, ``Invalid``, ``Not
+  permitted``, ``Not allowed``, ``Forbidden``, ``Unauthorized``, ``Permission denied``,
+  ``Cannot``, ``Unable to``, ``Failed``, ``Denied``, ``Rejected`` or an HTTP 4xx/5xx status,
+  or a one-line text of at most 200 characters that says ``not found``); anything else is
+  ``ok``. "No flights found" and an empty list are answers, not errors;
+- an error result is the tool rejecting the call (``invalid_value``, ParaRecover's
   Parameter_Invalid) — unless it is a service failure, which is not the agent's: a timeout
-  (``timeout``), an empty result (``empty_result``), an HTTP 429 / 5xx;
+  (``timeout``), an HTTP 429 / 5xx, "unavailable";
 - preconditions on state, dependencies and tool choice are not decidable from a trace: they are
   reported only through the tool's own error messages.
 
 Reported: FED (mean, and per conversation), PEC(k), cPEC(k), TER, AUC-PEC, the first-error
-types, the tool-error rate (calls whose result was any error, service failures included), and
-success where a reference is given.
+types, the tool-error rate (calls whose result was any error, service failures included), the
+count of results per rule, and success over the traces that carry a reference or their own
+outcome only (``value`` None and ``n`` 0 when none does).
 """
 
 from __future__ import annotations
@@ -31,7 +46,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +69,14 @@ from replan.env.tool_wrapper import spec_from_tool
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
 
-_SERVICE = re.compile(r"\b(429|50[0-4])\b|rate limit|too many requests|unavailable", re.I)
-_HTTP_STATUS = re.compile(r"\s*(HTTP(/[\d.]+)?\s+)?[45]\d\d\b", re.I)
+#: a service's failure, not the agent's: an HTTP 429 / 5xx status, rate limits, overload
+_SERVICE = re.compile(
+    r"(?i)^\s*(?:\w+:\s*)?(?:HTTP(?:/[\d.]+)?\s+)?(?:429|50[0-4])\b|\bstatus(?: code)?:?\s*"
+    r"(?:429|50[0-4])\b|rate.?limit|too many requests|service unavailable|temporarily "
+    r"unavailable|bad gateway|gateway time-?out|overloaded"
+)
+#: an HTTP error status opening a text ("HTTP 404 ...", "503 Service Unavailable")
+_HTTP_STATUS = re.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
 _TIMEOUT = re.compile(r"time(d)?[ -]?out", re.I)
 
 
@@ -147,36 +170,164 @@ def _content(msg: Any) -> str:
     return msg.text if hasattr(msg, "text") else str(msg.content)
 
 
-def _result_verdict(msg: Any) -> tuple[Verdict, bool, Any]:
-    """(verdict of the call from its result, whether the result is an error, observation)."""
+# -- results ----------------------------------------------------------------------------------------
+#: a per-tool ``is_error`` predicate: given a result (JSON-decoded where it is JSON, else its
+#: text) it returns True (an error), False (not an error) or None (the default rules decide)
+IsError = Callable[[Any], "bool | None"]
+
+#: the rules that classify a result, in the order they are tried (module docstring)
+RESULT_RULES: tuple[str, ...] = ("status", "is_error", "empty", "error_field", "error_text", "ok")
+
+_ERROR_OPENING = re.compile(
+    r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
+    r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
+    re.I,
+)
+_NOT_FOUND = re.compile(r"\bnot found\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class ResultClass:
+    """How one tool result was classified: the deciding rule, error or not, and why."""
+
+    rule: str
+    error: bool
+    observation: Any
+    message: str = ""
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip()) or value in ({}, [])
+
+
+def _error_field(obj: Mapping[str, Any]) -> str | None:
+    """The error a JSON object reports (``error`` set, an error ``status``, ``success: false``)."""
+    detail = obj.get("message") or obj.get("detail")
+    for key in ("error", "errors"):
+        if obj.get(key):
+            return str(detail or obj[key])
+    status = obj.get("status")
+    if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
+        return str(detail or status)
+    for key in ("success", "ok"):
+        if obj.get(key) is False:
+            return str(detail or f"{key}: false")
+    return None
+
+
+def _error_text(text: str) -> bool:
+    """Text that opens like a rejection or an HTTP error, or a one-liner saying "not found"."""
+    if _ERROR_OPENING.match(text) or _HTTP_STATUS.match(text):
+        return True
+    line = text.strip()
+    return len(line) <= 200 and "\n" not in line and bool(_NOT_FOUND.search(line))
+
+
+def _parsed(msg: Any) -> tuple[str, Any]:
     text = _content(msg)
     parsed: Any = text
     with contextlib.suppress(TypeError, ValueError):
         parsed = json.loads(text)
-    is_error = getattr(msg, "status", "success") == "error"
-    message = text
-    if isinstance(parsed, Mapping) and "error" in parsed:
-        is_error = True
-        message = str(parsed.get("message") or parsed.get("error"))
-    elif isinstance(parsed, str) and (
-        re.match(r"\s*error\b", parsed, re.I) or _HTTP_STATUS.match(parsed)
-    ):
-        is_error = True
-    if parsed in ({}, [], "", None):
-        return Verdict(code=VerdictCode.EMPTY_RESULT, message="empty result"), True, parsed
-    if not is_error:
-        return Verdict.okay(), False, parsed
-    if _TIMEOUT.search(message) or (
-        isinstance(parsed, Mapping) and parsed.get("error") == "timeout"
-    ):
-        return Verdict(code=VerdictCode.TIMEOUT, message=message[:300]), True, parsed
-    if _SERVICE.search(message):
-        return Verdict(message=f"service failure: {message[:300]}"), True, parsed
-    return (
-        Verdict(code=VerdictCode.INVALID_VALUE, message=f"the tool reported: {message[:300]}"),
-        True,
-        parsed,
-    )
+    return text, parsed
+
+
+def classify_result(
+    msg: Any,
+    tool: str,
+    *,
+    is_error: Mapping[str, IsError] | None = None,
+    empty_is_error: bool | Collection[str] = False,
+) -> ResultClass:
+    """Classify one tool result (a ToolMessage) by the first rule that decides it."""
+    text, parsed = _parsed(msg)
+    if getattr(msg, "status", "success") == "error":
+        return ResultClass("status", True, parsed, text)
+    pred = (is_error or {}).get(tool) or (is_error or {}).get("*")
+    if pred is not None:
+        try:
+            said = pred(parsed)
+        except Exception as exc:
+            raise TraceError(
+                f"is_error for tool {tool!r} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if said is not None and not isinstance(said, bool):
+            raise TraceError(
+                f"is_error for tool {tool!r} returned {said!r}: it must return True, False "
+                "or None (let the default rules decide)"
+            )
+        if said is not None:
+            return ResultClass("is_error", said, parsed, text if said else "")
+    if _is_empty(parsed):
+        names = () if isinstance(empty_is_error, bool) else empty_is_error
+        err = empty_is_error is True or tool in names or "*" in names
+        return ResultClass("empty", err, parsed, "empty result" if err else "")
+    if isinstance(parsed, Mapping):
+        reported = _error_field(parsed)
+        if reported is not None:
+            return ResultClass("error_field", True, parsed, reported)
+    elif isinstance(parsed, str) and _error_text(parsed):
+        return ResultClass("error_text", True, parsed, parsed)
+    return ResultClass("ok", False, parsed)
+
+
+def _verdict_of(rc: ResultClass) -> Verdict:
+    """The call's verdict from an error result: a timeout and a service failure are not the
+    agent's; any other error is the tool rejecting the call."""
+    if not rc.error:
+        return Verdict.okay()
+    message = rc.message[:300]
+    if rc.rule != "empty":
+        if _TIMEOUT.search(message) or (
+            isinstance(rc.observation, Mapping) and rc.observation.get("error") == "timeout"
+        ):
+            return Verdict(code=VerdictCode.TIMEOUT, message=message)
+        if _SERVICE.search(message):
+            return Verdict(message=f"service failure: {message}")
+    why = "an empty result (empty_is_error)" if rc.rule == "empty" else message
+    return Verdict(code=VerdictCode.INVALID_VALUE, message=f"the tool reported: {why}")
+
+
+def check_error_options(
+    specs: Mapping[str, ToolSpec],
+    is_error: Mapping[str, IsError] | IsError | None,
+    empty_is_error: bool | Collection[str],
+) -> dict[str, IsError]:
+    """``is_error`` as a per-tool map (a bare callable applies to every tool, key ``"*"``);
+    a tool named there or in ``empty_is_error`` that is not in the tools is refused."""
+    if is_error is None:
+        preds: dict[str, IsError] = {}
+    elif callable(is_error) and not isinstance(is_error, Mapping):
+        preds = {"*": is_error}
+    elif isinstance(is_error, Mapping):
+        preds = dict(is_error)
+    else:
+        raise TraceError(
+            f"is_error must be a callable or a {{tool: callable}} map, got {type(is_error).__name__}"
+        )
+    names = [] if isinstance(empty_is_error, bool) else list(empty_is_error)
+    for where, keys in (("is_error", list(preds)), ("empty_is_error", names)):
+        unknown = sorted(k for k in keys if k != "*" and k not in specs)
+        if unknown:
+            raise TraceError(
+                f"{where} names {', '.join(map(repr, unknown))}, not among the tools "
+                f"({', '.join(sorted(specs)) or 'none'})"
+            )
+    for k, fn in preds.items():
+        if not callable(fn):
+            raise TraceError(f"is_error[{k!r}] is not callable ({type(fn).__name__})")
+    return preds
+
+
+@dataclass(slots=True)
+class TraceScore:
+    """One transcript scored: its Episode, the calls whose result was an error, the rule that
+    classified each result and whether it is an error (``None`` for a call no result answered)
+    and where success came from (``trace``, ``reference`` or None)."""
+
+    episode: Episode
+    errors: int
+    rules: list[tuple[str, bool] | None]
+    success_from: str | None = None
 
 
 def episode_from_messages(
@@ -185,57 +336,71 @@ def episode_from_messages(
     *,
     trace_id: str,
     expected: Any = None,
-) -> tuple[Episode, int]:
-    """An Episode of a transcript (calls judged as the module docstring says) and the number of
-    calls whose result was an error."""
-    results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
-    steps: list[Step] = []
-    errors = 0
+    success: bool | None = None,
+    is_error: Mapping[str, IsError] | IsError | None = None,
+    empty_is_error: bool | Collection[str] = False,
+) -> TraceScore:
+    """A transcript judged call by call (module docstring). ``success`` is the trace's own
+    outcome; without it, a reference ``expected`` decides from the final answer."""
+    preds = check_error_options(specs, is_error, empty_is_error)
+    calls: list[tuple[Call, int]] = []
+    results: list[Any] = []
+    pending: dict[Any, list[int]] = {}  # call id -> unanswered calls, in order
     turn = 0
     answer = None
     for m in messages:
+        if isinstance(m, ToolMessage):
+            waiting = pending.get(m.tool_call_id) or []
+            if waiting:  # the most recent turn's first unanswered call with this id
+                last = calls[waiting[-1]][1]
+                k = next(i for i in waiting if calls[i][1] == last)
+                waiting.remove(k)
+                results[k] = m
+            continue
         if not isinstance(m, AIMessage):
             continue
         turn += 1
-        calls = [(tc["name"], tc.get("args"), tc.get("id")) for tc in m.tool_calls]
-        calls += [
-            (tc.get("name") or "", tc.get("args"), tc.get("id")) for tc in m.invalid_tool_calls
-        ]
-        if not calls:
+        raw = [(tc["name"], tc.get("args"), tc.get("id")) for tc in m.tool_calls]
+        raw += [(tc.get("name") or "", tc.get("args"), tc.get("id")) for tc in m.invalid_tool_calls]
+        if not raw:
             answer = _content(m) or None
             continue
         answer = None
-        for name, raw_args, cid in calls:
-            call = Call(tool=str(name), args=_args(raw_args), call_id=cid)
-            spec = specs.get(call.tool)
-            result = results.get(cid)
-            observation: Any = None
-            if spec is None:
-                verdict = Verdict(code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {name!r}")
-            else:
-                chk = spec.check_args(call.args)
-                verdict = (
-                    Verdict.okay()
-                    if chk.ok
-                    else Verdict(code=chk.code, param=chk.param, message=chk.message)
-                )
-            if result is not None:
-                rv, is_err, observation = _result_verdict(result)
-                errors += int(is_err)
-                if verdict.ok:
-                    verdict = rv
-            steps.append(
-                Step(
-                    index=len(steps),
-                    round=turn,
-                    call=call,
-                    verdict=verdict,
-                    observation=observation,
-                )
+        for name, raw_args, cid in raw:
+            pending.setdefault(cid, []).append(len(calls))
+            calls.append((Call(tool=str(name), args=_args(raw_args), call_id=cid), turn))
+            results.append(None)
+    steps: list[Step] = []
+    rules: list[tuple[str, bool] | None] = []
+    errors = 0
+    for (call, rnd), result in zip(calls, results, strict=True):
+        spec = specs.get(call.tool)
+        if spec is None:
+            verdict = Verdict(code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {call.tool!r}")
+        else:
+            chk = spec.check_args(call.args)
+            verdict = (
+                Verdict.okay()
+                if chk.ok
+                else Verdict(code=chk.code, param=chk.param, message=chk.message)
             )
-    success = None
-    if expected is not None:
-        success = mentions(answer, expected)
+        observation: Any = None
+        rule = None
+        if result is not None:
+            rc = classify_result(result, call.tool, is_error=preds, empty_is_error=empty_is_error)
+            rule, observation = (rc.rule, rc.error), rc.observation
+            errors += int(rc.error)
+            if verdict.ok:
+                verdict = _verdict_of(rc)
+        rules.append(rule)
+        steps.append(
+            Step(index=len(steps), round=rnd, call=call, verdict=verdict, observation=observation)
+        )
+    source = None
+    if success is not None:
+        source = "trace"
+    elif expected is not None:
+        success, source = mentions(answer, expected), "reference"
     ep = Episode(
         episode_id=trace_id,
         task_id=trace_id,
@@ -246,13 +411,37 @@ def episode_from_messages(
         end_reason=EndReason.ANSWERED if answer else EndReason.GAVE_UP,
         success=success,
     )
-    return ep, errors
+    return TraceScore(ep, errors, rules, source)
 
 
-def read_traces(path: str | Path) -> tuple[list[tuple[str, list[Any], Any]], list[str]]:
-    """(id, messages, expected) per good line of a JSONL file, and one message per bad line."""
+def trace_success(data: Mapping[str, Any], where: str) -> bool | None:
+    """A trace's own outcome: ``success`` (true/false) or ``reward`` (full reward, ≥ 1)."""
+    if data.get("success") is not None:
+        if not isinstance(data["success"], bool):
+            raise TraceError(f"{where}: 'success' must be true or false, got {data['success']!r}")
+        return data["success"]
+    reward = data.get("reward")
+    if reward is None:
+        return None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)):
+        raise TraceError(f"{where}: 'reward' must be a number, got {reward!r}")
+    return reward >= 1
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One readable trace: its id, messages, reference answer and own outcome."""
+
+    id: str
+    messages: list[Any]
+    expected: Any = None
+    success: bool | None = None
+
+
+def read_traces(path: str | Path) -> tuple[list[Conversation], list[str]]:
+    """Every good line of a JSONL file as a :class:`Conversation`, and one message per bad line."""
     path = Path(path)
-    good: list[tuple[str, list[Any], Any]] = []
+    good: list[Conversation] = []
     bad: list[str] = []
     with path.open(encoding="utf-8") as fh:
         for ln, line in enumerate(fh, start=1):
@@ -266,79 +455,148 @@ def read_traces(path: str | Path) -> tuple[list[tuple[str, list[Any], Any]], lis
                 continue
             try:
                 msgs = to_messages(data, where)
+                meta = data if isinstance(data, Mapping) else {}
+                success = trace_success(meta, where)
             except TraceError as exc:
                 bad.append(str(exc))
                 continue
-            tid = str(data.get("id", f"line{ln}")) if isinstance(data, Mapping) else f"line{ln}"
-            expected = None
-            if isinstance(data, Mapping):
-                expected = data.get("expected", data.get("reference"))
-            good.append((tid, msgs, expected))
+            good.append(
+                Conversation(
+                    id=str(meta.get("id", f"line{ln}")),
+                    messages=msgs,
+                    expected=meta.get("expected", meta.get("reference")),
+                    success=success,
+                )
+            )
     return good, bad
 
 
 def score_conversations(
-    conversations: Iterable[tuple[str, Sequence[Any], Any]],
+    conversations: Iterable[Conversation | tuple[str, Sequence[Any], Any]],
     specs: Mapping[str, ToolSpec],
     *,
+    is_error: Mapping[str, IsError] | IsError | None = None,
+    empty_is_error: bool | Collection[str] = False,
     seed: int = 0,
     n_boot: int = N_BOOT,
 ) -> dict[str, Any]:
-    """FED, PEC(k), TER, first-error types and tool-error rate over transcripts."""
+    """FED, PEC(k), TER, first-error types, tool-error rate, results per rule, and success
+    over the traces with a reference or an outcome of their own."""
+    preds = check_error_options(specs, is_error, empty_is_error)
     records = []
     per_trace = []
     calls = errors = 0
-    for tid, msgs, expected in conversations:
-        ep, errs = episode_from_messages(msgs, specs, trace_id=tid, expected=expected)
+    judged = successes = 0
+    rule_counts: dict[str, Any] = {"error": Counter(), "not_error": Counter(), "no_result": 0}
+    for conv in conversations:
+        if not isinstance(conv, Conversation):
+            conv = Conversation(conv[0], list(conv[1]), conv[2])
+        sc = episode_from_messages(
+            conv.messages,
+            specs,
+            trace_id=conv.id,
+            expected=conv.expected,
+            success=conv.success,
+            is_error=preds,
+            empty_is_error=empty_is_error,
+        )
+        ep = sc.episode
         rec = prefix_record(ep, None)
         records.append(rec)
         calls += len(ep.steps)
-        errors += errs
+        errors += sc.errors
+        for rule in sc.rules:
+            if rule is None:
+                rule_counts["no_result"] += 1
+            else:
+                rule_counts["error" if rule[1] else "not_error"][rule[0]] += 1
+        if ep.success is not None:
+            judged += 1
+            successes += int(ep.success)
         per_trace.append(
             {
-                "id": tid,
+                "id": conv.id,
                 "calls": rec.n,
                 "fed": rec.fed,
                 "first_error_code": rec.first_error_code,
                 "first_error_type": rec.first_error_type,
                 "first_error": rec.first_error_message,
-                "tool_errors": errs,
+                "tool_errors": sc.errors,
                 "success": ep.success,
+                "success_from": sc.success_from,
             }
         )
     out: dict[str, Any] = {"traces": len(records)}
     out.update(summarize_prefix(records, seed=seed, n_boot=n_boot))
+    # success only where a trace says it or carries a reference: n is that count (0 = n/a)
+    out["prefix.success"] = wilson(successes, judged).to_dict()
     out["tool_error_rate"] = wilson(errors, calls).to_dict()
+    out["result_rules"] = {
+        "error": dict(rule_counts["error"]),
+        "not_error": dict(rule_counts["not_error"]),
+        "no_result": rule_counts["no_result"],
+    }
     out["per_trace"] = per_trace
     return out
 
 
-def score_traces(
-    traces: str | Path, tools: str | Path | Any, *, seed: int = 0, n_boot: int = N_BOOT
-) -> dict[str, Any]:
-    """Score a transcripts JSONL against a tools JSON file (or already parsed tools)."""
+def _specs(tools: Any) -> dict[str, ToolSpec]:
+    """ToolSpecs from BaseTools, parsed TOOLS.json, or a TOOLS.json path."""
     if isinstance(tools, (str, Path)):
         tpath = Path(tools)
         try:
             data = json.loads(tpath.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise TraceError(f"{tpath}: not JSON ({exc.msg} at line {exc.lineno})") from exc
-        specs = load_tool_specs(data, str(tpath))
-    else:
-        specs = load_tool_specs(tools)
+        return load_tool_specs(data, str(tpath))
+    if (
+        tools
+        and not isinstance(tools, Mapping)
+        and all(hasattr(t, "tool_call_schema") for t in tools)
+    ):
+        return {t.name: spec_from_tool(t) for t in tools}
+    return load_tool_specs(tools)
+
+
+def score_traces(
+    traces: str | Path,
+    tools: str | Path | Any,
+    *,
+    is_error: Mapping[str, IsError] | IsError | None = None,
+    empty_is_error: bool | Collection[str] = False,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+) -> dict[str, Any]:
+    """Score a transcripts JSONL against a tools JSON file (or parsed tools, or BaseTools).
+
+    ``is_error``: ``{tool: predicate}`` (``"*"`` for every other tool) or one predicate for all
+    tools, each given a result and returning True / False / None (see :data:`IsError`);
+    ``empty_is_error``: True, or the tools whose empty results are errors."""
+    specs = _specs(tools)
+    check_error_options(specs, is_error, empty_is_error)
     good, bad = read_traces(traces)
     if not good:
         raise TraceError(f"{traces}: no readable conversation" + (f" ({bad[0]})" if bad else ""))
-    out = score_conversations(good, specs, seed=seed, n_boot=n_boot)
+    out = score_conversations(
+        good, specs, is_error=is_error, empty_is_error=empty_is_error, seed=seed, n_boot=n_boot
+    )
     out["input_errors"] = bad
     return out
 
 
 def score_thread(
-    graph: Any, thread_id: str, tools: Any, *, seed: int = 0, n_boot: int = N_BOOT
+    graph: Any,
+    thread_id: str,
+    tools: Any,
+    *,
+    is_error: Mapping[str, IsError] | IsError | None = None,
+    empty_is_error: bool | Collection[str] = False,
+    expected: Any = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
 ) -> dict[str, Any]:
     """Score the conversation of a LangGraph checkpointer thread (``graph`` compiled with a
-    checkpointer; ``tools``: BaseTools or parsed TOOLS.json)."""
+    checkpointer; ``tools``: BaseTools or parsed TOOLS.json; the rest as :func:`score_traces`)."""
     config = {"configurable": {"thread_id": thread_id}}
     messages = None
     for snap in graph.get_state_history(config):  # newest first
@@ -348,11 +606,14 @@ def score_thread(
             break
     if not messages:
         raise TraceError(f"thread {thread_id!r}: no checkpoint with messages")
-    if tools and all(hasattr(t, "tool_call_schema") for t in tools):
-        specs = {t.name: spec_from_tool(t) for t in tools}
-    else:
-        specs = load_tool_specs(tools)
-    return score_conversations([(thread_id, messages, None)], specs, seed=seed, n_boot=n_boot)
+    return score_conversations(
+        [Conversation(thread_id, messages, expected)],
+        _specs(tools),
+        is_error=is_error,
+        empty_is_error=empty_is_error,
+        seed=seed,
+        n_boot=n_boot,
+    )
 
 
 def episode_to_openai(episode: Episode) -> dict[str, Any]:
@@ -392,7 +653,13 @@ def episode_to_openai(episode: Episode) -> dict[str, Any]:
 
 
 __all__ = [
+    "RESULT_RULES",
+    "Conversation",
+    "IsError",
+    "ResultClass",
     "TraceError",
+    "TraceScore",
+    "classify_result",
     "episode_from_messages",
     "episode_to_openai",
     "load_tool_specs",
@@ -401,4 +668,5 @@ __all__ = [
     "score_thread",
     "score_traces",
     "to_messages",
+    "trace_success",
 ]
