@@ -178,3 +178,235 @@ def test_fed_from_transcripts_equals_the_worlds(stored: Path, tmp_path: Path) ->
     assert len(found) >= 8 and found == world_fed
     assert any(v is not None for v in world_fed.values())  # some runs have an invalid call
     assert any(v is None for v in world_fed.values())
+
+
+# -- real transcripts: tau-bench's published GPT-4o airline trajectories ----------------------------
+DATA = Path(__file__).parent / "data"
+
+#: counted by reading tests/inplace/data/taubench_airline_gpt4o.jsonl (not by running replan):
+#: (calls, FED, invalid calls, reward). An invalid call is one whose result starts with "Error";
+#: the thinking tool's "" and a flight search's "[]" are answers, not errors.
+TAU_BY_HAND = {
+    # 8 calls; call 5 book_reservation -> "Error: payment amount does not add up, total price is
+    # 305, but paid 255"; call 6 think -> "" (no error); call 4 reuses call 1's id, call 3 call 2's
+    "task0": (8, 5, 1, 0.0),
+    # no tool call (the agent never looked the reservation up)
+    "task1": (0, None, 0, 0.0),
+    # 7 calls, all answered with data or a number
+    "task2": (7, None, 0, 0.0),
+    # 20 calls; call 9 search_direct_flight -> "[]" and calls 11, 16 think -> "" are no errors;
+    # call 14 update_reservation_flights -> "Error: not enough seats on flight HAT229", 15 ->
+    # "Error: gift card balance is not enough" (id reused from call 3), 17 -> the same (id reused
+    # from call 14), 18 -> the same, 19 -> "Error: certificate cannot be used to update
+    # reservation"; call 20 succeeds. FED 14, not 3: call 3's own result is a reservation
+    "task3": (20, 14, 5, 0.0),
+    # 6 calls, ending with transfer_to_human_agents -> "Transfer successful"
+    "task4": (6, None, 0, 0.0),
+    # 6 calls; call 5 think -> ""
+    "task5": (6, None, 0, 0.0),
+    # 6 calls; call 4 think -> ""; solved (reward 1.0)
+    "task6": (6, None, 0, 1.0),
+    # 5 calls, two one-stop searches with flights
+    "task7": (5, None, 0, 0.0),
+    # no tool call
+    "task8": (0, None, 0, 0.0),
+    # no tool call (a long chat without a reservation id)
+    "task9": (0, None, 0, 0.0),
+    # 9 calls; calls 4 (JFK-LAX) and 6 (SFO-JFK) search_direct_flight -> "[]": no direct
+    # flight that day, not an error
+    "task10": (9, None, 0, 0.0),
+    # 10 calls; call 6 book_reservation -> "Error: payment amount does not add up, total price
+    # is 375, but paid 299"; calls 3, 7, 9 think -> ""; solved (reward 1.0)
+    "task11": (10, 6, 1, 1.0),
+}
+
+
+def test_taubench_gpt4o_transcripts_agree_with_the_hand_count() -> None:
+    res = score_traces(
+        DATA / "taubench_airline_gpt4o.jsonl", DATA / "taubench_airline_tools.json", n_boot=200
+    )
+    assert res["input_errors"] == []
+    got = {
+        t["id"].rsplit("/", 1)[-1]: (t["calls"], t["fed"], t["tool_errors"], t["success"])
+        for t in res["per_trace"]
+    }
+    assert got == {k: (n, fed, bad, r >= 1) for k, (n, fed, bad, r) in TAU_BY_HAND.items()}
+    assert all(t["success_from"] == "trace" for t in res["per_trace"])
+    # 77 calls, 7 invalid: tool-error rate 7/77; FED over the three runs with an error
+    assert res["tool_error_rate"]["n"] == 77
+    assert res["tool_error_rate"]["value"] == pytest.approx(7 / 77)
+    assert res["prefix.fed_mean"]["value"] == pytest.approx((5 + 14 + 6) / 3)
+    assert res["prefix.ter"]["value"] == pytest.approx(9 / 12)
+    # success from each trace's own reward: tasks 6 and 11 of 12
+    assert (res["prefix.success"]["value"], res["prefix.success"]["n"]) == (
+        pytest.approx(2 / 12),
+        12,
+    )
+    # 7 "Error: ..." texts; 8 empty think results + 3 empty searches are not errors; 59 others
+    assert res["result_rules"] == {
+        "error": {"error_text": 7},
+        "not_error": {"empty": 11, "ok": 59},
+        "no_result": 0,
+    }
+
+
+def _convo(calls: list[tuple[str, str, dict, object]], **extra: object) -> dict:
+    """OpenAI transcript with one assistant turn per (call id, tool, args, result); a result
+    given as a dict is a LangChain-style tool message with that ``status``/``content``."""
+    msgs: list[dict] = [{"role": "user", "content": "q"}]
+    for cid, name, args, result in calls:
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                ],
+            }
+        )
+        body = result if isinstance(result, dict) else {"content": result}
+        msgs.append({"role": "tool", "tool_call_id": cid, **body})
+    msgs.append({"role": "assistant", "content": "done"})
+    return {"messages": msgs, **extra}
+
+
+FLIGHT_TOOLS = [
+    {"name": n, "parameters": {"type": "object", "properties": {"id": {"type": "string"}}}}
+    for n in ("search_flights", "reschedule", "think")
+]
+
+
+def test_rejections_are_errors_and_empty_results_are_not(tmp_path) -> None:
+    s, r = "search_flights", "reschedule"
+    lines = [
+        _convo(
+            [
+                ("a", s, {}, "[]"),  # empty: not an error
+                ("b", s, {}, "No flights found for that date."),  # an answer
+                ("c", r, {"id": "X1"}, "Invalid new flight ID provided."),  # rejection (call 3)
+                ("d", r, {"id": "X2"}, "Not permitted to reschedule a departed flight."),
+            ]
+        ),
+        _convo(
+            [
+                ("a", "think", {}, ""),  # empty: not an error
+                ("b", r, {"id": "X3"}, "Flight X3 not found"),  # "... not found" (call 2)
+                ("c", r, {"id": "X4"}, '{"error": "seat map locked"}'),  # error field
+                ("d", r, {"id": "X5"}, {"content": "boom", "status": "error"}),  # the tool raised
+                ("e", s, {}, '[{"id": "X6", "status": "scheduled"}]'),
+            ]
+        ),
+    ]
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("\n".join(json.dumps(x) for x in lines))
+    res = score_traces(traces, FLIGHT_TOOLS, n_boot=200)
+    assert [t["fed"] for t in res["per_trace"]] == [3, 2]
+    assert [t["tool_errors"] for t in res["per_trace"]] == [2, 3]
+    assert res["tool_error_rate"]["value"] == pytest.approx(5 / 9)
+    assert res["result_rules"] == {
+        "error": {"error_text": 3, "error_field": 1, "status": 1},
+        "not_error": {"empty": 2, "ok": 2},
+        "no_result": 0,
+    }
+    # a user predicate per tool decides first (None defers); empty results of named tools count
+    res = score_traces(
+        traces,
+        FLIGHT_TOOLS,
+        is_error={s: lambda out: out == [] or None, r: lambda out: False},
+        empty_is_error=["think"],
+        n_boot=200,
+    )
+    assert [t["fed"] for t in res["per_trace"]] == [1, 1]
+    assert [t["tool_errors"] for t in res["per_trace"]] == [1, 2]  # [] ; "" + the raise
+    assert res["result_rules"] == {
+        "error": {"is_error": 1, "empty": 1, "status": 1},
+        "not_error": {"is_error": 4, "ok": 2},
+        "no_result": 0,
+    }
+    with pytest.raises(TraceError, match=r"is_error names 'serch_flights', not among the tools"):
+        score_traces(traces, FLIGHT_TOOLS, is_error={"serch_flights": lambda out: None})
+    with pytest.raises(TraceError, match=r"is_error for tool 'search_flights' returned 'yes'"):
+        score_traces(traces, FLIGHT_TOOLS, is_error=lambda out: "yes")
+
+
+def test_reused_call_ids_pair_by_position(tmp_path) -> None:
+    r = "reschedule"
+    convo = _convo([("x", r, {"id": "A"}, "Error: no seat"), ("x", r, {"id": "B"}, '{"ok": 1}')])
+    (tmp_path / "t.jsonl").write_text(json.dumps(convo))
+    res = score_traces(tmp_path / "t.jsonl", FLIGHT_TOOLS, n_boot=200)
+    # the first call got the error, the second (same id) the reservation: FED 1, one error
+    assert (res["per_trace"][0]["fed"], res["per_trace"][0]["tool_errors"]) == (1, 1)
+
+
+def test_success_only_over_traces_with_a_reference_or_outcome(tmp_path) -> None:
+    ok = [("a", "search_flights", {}, '[{"id": "X6"}]')]
+    traces = tmp_path / "t.jsonl"
+    traces.write_text("\n".join(json.dumps(_convo(ok)) for _ in range(4)))
+    res = score_traces(traces, FLIGHT_TOOLS, n_boot=200)
+    assert res["prefix.success"]["n"] == 0 and res["prefix.success"]["value"] is None
+    out = CliRunner().invoke(
+        app, ["score", "--traces", str(traces), "--tools", str(_tools_file(tmp_path))]
+    )
+    assert out.exit_code == 0 and "n/a" in out.stdout
+    # one correct reference among four traces: 1/1, not 1/4
+    lines = [_convo(ok), _convo(ok), _convo(ok), {**_convo(ok), "expected": "done"}]
+    traces.write_text("\n".join(json.dumps(x) for x in lines))
+    res = score_traces(traces, FLIGHT_TOOLS, n_boot=200)
+    assert (res["prefix.success"]["value"], res["prefix.success"]["n"]) == (1.0, 1)
+    # a trace's own outcome (success flag, or full reward) wins over its reference
+    lines = [
+        {**_convo(ok), "success": False, "expected": "done"},
+        {**_convo(ok), "reward": 1.0},
+        {**_convo(ok), "reward": 0.5},
+        {**_convo(ok), "success": "yes"},
+    ]
+    traces.write_text("\n".join(json.dumps(x) for x in lines))
+    res = score_traces(traces, FLIGHT_TOOLS, n_boot=200)
+    assert [t["success"] for t in res["per_trace"]] == [False, True, False]
+    assert (res["prefix.success"]["value"], res["prefix.success"]["n"]) == (pytest.approx(1 / 3), 3)
+    assert any(":4: 'success' must be true or false" in e for e in res["input_errors"])
+
+
+def _tools_file(tmp_path: Path) -> Path:
+    path = tmp_path / "flight_tools.json"
+    path.write_text(json.dumps(FLIGHT_TOOLS))
+    return path
+
+
+def test_cli_is_error_and_empty_is_error(tmp_path, monkeypatch) -> None:
+    convo = _convo(
+        [("a", "search_flights", {}, "[]"), ("b", "reschedule", {"id": "Z"}, "Seat map locked")]
+    )
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps(convo))
+    (tmp_path / "replan_flight_rules.py").write_text(
+        "IS_ERROR = {'reschedule': lambda out: 'locked' in out or None}\nNOT_A_MAP = 3\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    tools = _tools_file(tmp_path)
+    base = ["score", "--traces", str(traces), "--tools", str(tools), "--json"]
+    out = json.loads(CliRunner().invoke(app, base).stdout)
+    assert out["per_trace"][0]["tool_errors"] == 0
+    res = CliRunner().invoke(
+        app,
+        [*base, "--is-error", "replan_flight_rules:IS_ERROR", "--empty-is-error", "search_flights"],
+    )
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert (out["per_trace"][0]["fed"], out["per_trace"][0]["tool_errors"]) == (1, 2)
+    assert out["result_rules"]["error"] == {"empty": 1, "is_error": 1}
+    for spec, msg in (
+        ("no_such_module_xyz:F", "no module named 'no_such_module_xyz'"),
+        ("replan_flight_rules", "must look like module:name"),
+        ("replan_flight_rules:MISSING", "the module has no 'MISSING'"),
+        ("replan_flight_rules:NOT_A_MAP", "is_error must be a callable or a {tool: callable}"),
+    ):
+        res = CliRunner().invoke(app, [*base, "--is-error", spec])
+        assert res.exit_code == 1 and msg in res.output and "Traceback" not in res.output, spec
+    res = CliRunner().invoke(app, [*base, "--empty-is-error", "serch"])
+    assert res.exit_code == 1 and "empty_is_error names 'serch'" in res.output

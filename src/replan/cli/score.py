@@ -106,6 +106,22 @@ def score_command(
     tools: Annotated[
         Path | None, typer.Option("--tools", help="the tools' JSON schemas (with --traces)")
     ] = None,
+    is_error: Annotated[
+        str | None,
+        typer.Option(
+            "--is-error",
+            help="with --traces: module:name of a {tool: predicate} map or one predicate, "
+            "given a result, returning True/False/None (None: the default rules decide)",
+        ),
+    ] = None,
+    empty_is_error: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--empty-is-error",
+            help="with --traces: count this tool's empty results as errors ('*': every tool); "
+            "repeatable",
+        ),
+    ] = None,
 ) -> None:
     """Score saved Episodes: prefix executability, ToolMaze recovery, ParaRecover execution
     metrics; every aggregate with its 95% interval. With ``--traces``/``--tools``: production
@@ -113,7 +129,15 @@ def score_command(
     if traces is not None:
         from replan.cli.traces import traces_command
 
-        traces_command(traces, tools, as_json=as_json, seed=seed, n_boot=n_boot)
+        traces_command(
+            traces,
+            tools,
+            as_json=as_json,
+            seed=seed,
+            n_boot=n_boot,
+            is_error=is_error,
+            empty_is_error=empty_is_error or [],
+        )
         return
     if episodes is None:
         Console(stderr=True).print("[red]error[/]: give EPISODES.jsonl (or --traces and --tools)")

@@ -113,29 +113,34 @@ def check_model(spec: str, *, base_url: str | None = None) -> None:
         raise PreflightError(f"--model {spec}: {exc}") from None
 
 
-def load_agent_factory(spec: str) -> Any:
-    """Import the user's ``module:function`` factory; a mistake is one :class:`PreflightError`."""
+def import_spec(spec: str, option: str, example: str) -> Any:
+    """The object a ``module:name`` option names, None when the module has no such name (the
+    working directory is importable); a mistake is one :class:`PreflightError` naming ``option``."""
     mod_name, sep, attr = spec.partition(":")
     if not sep or not mod_name or not attr:
-        raise PreflightError(
-            f"--agent {spec!r} must look like module:function, e.g. my_agents:make_agent"
-        )
+        raise PreflightError(f"{option} {spec!r} must look like module:name, e.g. {example}")
     if str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         mod = importlib.import_module(mod_name)
     except ModuleNotFoundError as exc:
         raise PreflightError(
-            f"--agent {spec}: no module named {exc.name!r}; run from the directory that holds "
+            f"{option} {spec}: no module named {exc.name!r}; run from the directory that holds "
             f"{mod_name.replace('.', '/')}.py or install its package"
         ) from None
     except Exception as exc:
         raise PreflightError(
-            f"--agent {spec}: importing {mod_name} failed ({type(exc).__name__}: {exc}); fix the "
-            "module"
+            f"{option} {spec}: importing {mod_name} failed ({type(exc).__name__}: {exc}); fix "
+            "the module"
         ) from None
-    fn = getattr(mod, attr, None)
+    return getattr(mod, attr, None)
+
+
+def load_agent_factory(spec: str) -> Any:
+    """Import the user's ``module:function`` factory; a mistake is one :class:`PreflightError`."""
+    fn = import_spec(spec, "--agent", "my_agents:make_agent")
     if not callable(fn):
+        mod_name, _, attr = spec.partition(":")
         raise PreflightError(
             f"--agent {spec}: module {mod_name} has no function {attr!r}; define "
             f"{attr}(tools, model) returning a compiled graph"
