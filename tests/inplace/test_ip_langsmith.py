@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import ip_shop as shop
 import pytest
@@ -60,3 +61,73 @@ def test_langsmith_evaluate_offline(retry: bool, expected: float) -> None:
         assert fb["toolmaze.success"] == expected  # judged against the example's reference
     summary = {r.key: r.score for r in results._summary_results["results"]}
     assert summary["inplace.tsr.P1"] == expected and summary["inplace.prr.P1"] == expected
+
+
+def _counting_agent() -> tuple[list[int], object]:
+    """A factory ``make_agent(tools)`` that counts the agents it built (one per episode)."""
+    calls: list[int] = []
+
+    def make(tools: list) -> object:
+        calls.append(1)
+        return shop.agent(retry=True)
+
+    return calls, make
+
+
+@pytest.mark.parametrize("upload", [True, False])
+def test_langsmith_unreachable_is_one_line_before_anything_runs(upload: bool) -> None:
+    """A closed port: one line naming the endpoint, in well under LangSmith's own 3–6 s of
+    retries, and no episode ran (nothing to lose). Without uploading, a dataset *name* still
+    needs LangSmith; a list of Examples does not (the offline test above)."""
+    import time
+
+    from replan.inplace.langsmith import LangSmithUnreachable
+
+    url = f"http://127.0.0.1:{_unused_port()}"
+    client = Client(api_url=url, api_key="test", auto_batch_tracing=False)
+    calls, make = _counting_agent()
+    start = time.monotonic()
+    with pytest.raises(LangSmithUnreachable) as info:
+        evaluate_in_langsmith(
+            make,
+            shop.TOOLS,
+            _examples() if upload else "my-dataset",
+            mode="P1",
+            client=client,
+            upload_results=upload,
+        )
+    assert time.monotonic() - start < 2.0
+    msg = str(info.value)
+    assert "\n" not in msg and f"LangSmith at {url} is unreachable (connection refused)" in msg
+    assert "nothing was run" in msg and info.value.episodes == [] and calls == []
+
+
+@pytest.mark.filterwarnings("ignore:'upload_runs' parameter is in beta")
+def test_langsmith_lost_mid_experiment_keeps_the_episodes(monkeypatch) -> None:
+    """A connection that fails after episodes ran: they come back on the error, not lost."""
+    import langsmith
+    import requests
+
+    from replan.inplace.langsmith import LangSmithUnreachable
+
+    def evaluate(target: Any, *, data: list, **_kw: Any) -> None:  # langsmith.evaluate, faked
+        target(dict(data[0].inputs))
+        raise requests.ConnectionError("Connection aborted. RemoteDisconnected")
+
+    monkeypatch.setattr(langsmith, "evaluate", evaluate)
+    client = Client(
+        api_url=f"http://127.0.0.1:{_unused_port()}", api_key="test", auto_batch_tracing=False
+    )
+    with pytest.raises(LangSmithUnreachable, match=r"lost during the experiment") as info:
+        evaluate_in_langsmith(
+            shop.agent(retry=True),
+            shop.TOOLS,
+            _examples(),
+            mode="P1",
+            target="list_orders",
+            kind="http_503",
+            client=client,
+            upload_results=False,
+        )
+    assert len(info.value.episodes) == 1 and info.value.episodes[0].steps
+    assert "1 episode(s) that ran are kept" in str(info.value)

@@ -483,6 +483,31 @@ def test_langsmith_unreachable_keeps_the_results_and_says_one_line(tmp_path):
         assert not store.uploaded_keys(f"http://127.0.0.1:{_closed_port()}")
 
 
+def test_langsmith_down_is_found_in_seconds_and_nothing_is_lost(tmp_path):
+    """An endpoint nothing listens on is reported (naming it) well before the client's own
+    3–6 s of retries would end; the stored run is untouched and nothing is marked uploaded."""
+    import time
+
+    from langsmith import Client
+
+    from replan.api import run
+    from replan.runner.langsmith import log_to_langsmith
+
+    out = tmp_path / "r"
+    run(agents=["react"], limit=1, out=out)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    url = f"http://127.0.0.1:{_closed_port()}"
+    client = Client(api_url=url, api_key="lsv2-test-not-real", auto_batch_tracing=False)
+    start = time.monotonic()
+    msg = log_to_langsmith(out, client=client)
+    assert time.monotonic() - start < 2.0, msg
+    assert msg.startswith(f"--langsmith: upload to {url} failed (LangSmith is unreachable: "), msg
+    assert "0 of 1 experiment(s) sent" in msg and "\n" not in msg
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    with ResultsStore(out) as store:
+        assert len(store.episodes()) == 1 and not store.uploaded_keys(url)
+
+
 class FakeLangSmith:
     """The client calls :func:`log_to_langsmith` makes itself (datasets); uploads are recorded
     by the ``upload`` seam, which can be told to fail on a given experiment."""

@@ -174,6 +174,32 @@ def summary_evaluator(
     return replan_inplace_summary
 
 
+class LangSmithUnreachable(ConnectionError):
+    """LangSmith could not be reached (the message is one line naming the endpoint).
+    ``episodes``: the episodes that ran before it was lost (none when it was down from the
+    start: then nothing ran)."""
+
+    def __init__(self, message: str, episodes: Sequence[Episode] = ()) -> None:
+        super().__init__(message)
+        self.episodes = list(episodes)
+
+
+def _connection_lost(exc: BaseException) -> bool:
+    """Whether an exception (or one it was raised from) is a connection failure."""
+    import requests
+    from langsmith.utils import LangSmithConnectionError
+
+    kinds = (ConnectionError, TimeoutError, requests.ConnectionError, requests.Timeout)
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        if isinstance(cur, (*kinds, LangSmithConnectionError)):
+            return True
+        seen.add(id(cur))
+        cur = cur.__cause__ or cur.__context__
+    return False
+
+
 def evaluate_in_langsmith(
     agent_or_factory: Any,
     tools: Sequence[Any],
@@ -188,23 +214,60 @@ def evaluate_in_langsmith(
     **target_options: Any,
 ) -> Any:
     """``langsmith.evaluate`` of your agent under ``mode`` on ``data`` with replan's evaluators
-    (the agent's own runs are traced only when results are uploaded)."""
-    from langsmith import evaluate
+    (the agent's own runs are traced only when results are uploaded).
+
+    When LangSmith is needed (uploading, or ``data`` is a dataset to fetch) its endpoint is
+    probed first: one that does not answer raises :class:`LangSmithUnreachable` within seconds,
+    before any episode runs. A connection lost during the experiment raises it too, with the
+    episodes that ran in its ``episodes``."""
+    from langsmith import Client, evaluate
+    from langsmith.schemas import Example
+
+    from replan.runner.langsmith import endpoint_of, probe, short_error
 
     target_options.setdefault("trace_agent", upload_results)
-    return evaluate(
-        langsmith_target(agent_or_factory, tools, mode=mode, groups=groups, **target_options),
-        data=data,
-        evaluators=langsmith_evaluators(groups),
-        summary_evaluators=[summary_evaluator(groups)],
-        client=client,
-        upload_results=upload_results,
-        experiment_prefix=experiment_prefix,
-        max_concurrency=max_concurrency,
-    )
+    run_one = langsmith_target(agent_or_factory, tools, mode=mode, groups=groups, **target_options)
+    ran: list[Episode] = []
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        out = run_one(inputs)
+        ran.append(Episode.model_validate(out["episode"]))
+        return out
+
+    local = isinstance(data, (list, tuple)) and all(isinstance(x, Example) for x in data)
+    if upload_results or not local:
+        client = client if client is not None else Client()
+        why = probe(client)
+        if why is not None:
+            raise LangSmithUnreachable(
+                f"LangSmith at {endpoint_of(client)} is unreachable ({why}); nothing was run "
+                "or sent (check LANGSMITH_ENDPOINT and the network, or evaluate offline: "
+                "upload_results=False with a list of Examples)"
+            )
+    try:
+        return evaluate(
+            target,
+            data=data,
+            evaluators=langsmith_evaluators(groups),
+            summary_evaluators=[summary_evaluator(groups)],
+            client=client,
+            upload_results=upload_results,
+            experiment_prefix=experiment_prefix,
+            max_concurrency=max_concurrency,
+        )
+    except Exception as exc:
+        if not _connection_lost(exc):
+            raise
+        where = endpoint_of(client) if client is not None else "LangSmith"
+        raise LangSmithUnreachable(
+            f"LangSmith at {where} was lost during the experiment ({short_error(exc)}); the "
+            f"{len(ran)} episode(s) that ran are kept in this error's .episodes",
+            ran,
+        ) from exc
 
 
 __all__ = [
+    "LangSmithUnreachable",
     "evaluate_in_langsmith",
     "langsmith_evaluators",
     "langsmith_target",

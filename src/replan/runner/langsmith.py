@@ -7,8 +7,9 @@ the same episodes and the same scores as the local store.
 
 The upload comes after the local results, summary and report, and never undoes them: the store
 records which episodes reached which endpoint (``uploads``), an unreachable or failing endpoint
-is reported in one line, and the next ``replan run --langsmith`` on the directory sends only the
-design × model experiments with episodes still missing there.
+is reported in one line (an endpoint that does not answer is found by :func:`probe` in
+seconds, before anything is sent), and the next ``replan run --langsmith`` on the directory
+sends only the design × model experiments with episodes still missing there.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -54,7 +56,27 @@ def _quiet(name: str = "langsmith") -> Iterator[None]:
         logger.setLevel(level)
 
 
-def _short(exc: BaseException) -> str:
+def probe(client: Any, timeout_s: float = 3.0) -> str | None:
+    """Why LangSmith at the client's endpoint cannot be reached, or None when it answers.
+
+    One HTTP request (``GET /info``; any HTTP status counts as an answer) with a short timeout
+    and no retries, through the same proxies the client would use, so an endpoint that is down
+    costs at most ``timeout_s`` seconds instead of the client's own retry schedule."""
+    import requests
+
+    url = getattr(client, "api_url", None) or os.environ.get("LANGSMITH_ENDPOINT")
+    url = str(url or "https://api.smith.langchain.com").rstrip("/")
+    try:
+        requests.get(f"{url}/info", timeout=timeout_s, allow_redirects=False)
+    except requests.Timeout:
+        return f"no answer within {timeout_s:g} s"
+    except requests.RequestException as exc:
+        found = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(exc))
+        return found.group(1).strip().lower() if found else short_error(exc)
+    return None
+
+
+def short_error(exc: BaseException) -> str:
     """``ClassName: first line`` of an exception, redacted, at most ~200 characters."""
     text = str(exc).strip().splitlines()
     first = text[0].split(". ")[0] if text else ""  # the sentence, not the nested reprs
@@ -145,7 +167,7 @@ def log_to_langsmith(
     except StoreError as exc:
         return f"--langsmith: nothing was sent: {exc}"
     except Exception as exc:  # a LangSmith client problem is one line
-        return f"--langsmith: nothing was sent ({_short(exc)}); {retry}"
+        return f"--langsmith: nothing was sent ({short_error(exc)}); {retry}"
     episodes = [ep for ep, _, _ in scored]
     # what each episode was scored to at storage, where the scoring code is current
     records = {ep.episode_id: recs for ep, _, recs in scored if recs is not None}
@@ -173,6 +195,12 @@ def log_to_langsmith(
         for t, s in keys
     ]
     done: list[tuple[str, str]] = []
+    why = probe(client) if upload_results and upload is None else None
+    if why is not None:  # down or out of reach: say so now, not after the client's retries
+        return (
+            f"--langsmith: upload to {target} failed (LangSmith is unreachable: {why}); 0 of "
+            f"{len(pending)} experiment(s) sent, {len(pending)} left; {retry}"
+        )
     try:
         with _quiet():
             data = _dataset(client, keys, examples_in, upload_results)
@@ -197,7 +225,7 @@ def log_to_langsmith(
     except Exception as exc:  # whatever LangSmith does, the run is kept
         left = len(pending) - len(done)
         return (
-            f"--langsmith: upload to {target} failed ({_short(exc)}); {len(done)} of "
+            f"--langsmith: upload to {target} failed ({short_error(exc)}); {len(done)} of "
             f"{len(pending)} experiment(s) sent, {left} left; {retry}"
         )
     return (
