@@ -36,13 +36,12 @@ def _examples() -> list[Example]:
     ]
 
 
-@pytest.mark.filterwarnings("ignore:'upload_runs' parameter is in beta")
-@pytest.mark.parametrize(("retry", "expected"), [(True, 1.0), (False, 0.0)])
-def test_langsmith_evaluate_offline(retry: bool, expected: float) -> None:
+def _offline_p1(retry: bool) -> Any:
+    """The shop agent under a P1 503 on list_orders, nothing uploaded (a client on a closed port)."""
     client = Client(
         api_url=f"http://127.0.0.1:{_unused_port()}", api_key="test", auto_batch_tracing=False
     )
-    results = evaluate_in_langsmith(
+    return evaluate_in_langsmith(
         shop.agent(retry=retry),
         shop.TOOLS,
         _examples(),
@@ -52,6 +51,12 @@ def test_langsmith_evaluate_offline(retry: bool, expected: float) -> None:
         client=client,
         upload_results=False,
     )
+
+
+@pytest.mark.filterwarnings("ignore:'upload_runs' parameter is in beta")
+@pytest.mark.parametrize(("retry", "expected"), [(True, 1.0), (False, 0.0)])
+def test_langsmith_evaluate_offline(retry: bool, expected: float) -> None:
+    results = _offline_p1(retry)
     rows = list(results)
     assert len(rows) == 2
     for row in rows:
@@ -115,19 +120,7 @@ def test_langsmith_lost_mid_experiment_keeps_the_episodes(monkeypatch) -> None:
         raise requests.ConnectionError("Connection aborted. RemoteDisconnected")
 
     monkeypatch.setattr(langsmith, "evaluate", evaluate)
-    client = Client(
-        api_url=f"http://127.0.0.1:{_unused_port()}", api_key="test", auto_batch_tracing=False
-    )
     with pytest.raises(LangSmithUnreachable, match=r"lost during the experiment") as info:
-        evaluate_in_langsmith(
-            shop.agent(retry=True),
-            shop.TOOLS,
-            _examples(),
-            mode="P1",
-            target="list_orders",
-            kind="http_503",
-            client=client,
-            upload_results=False,
-        )
+        _offline_p1(retry=True)
     assert len(info.value.episodes) == 1 and info.value.episodes[0].steps
     assert "1 episode(s) that ran are kept" in str(info.value)
