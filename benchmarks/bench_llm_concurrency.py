@@ -14,8 +14,8 @@ the runner's own CPU per episode is what stands in the way.
         [--levels 1,8,32,128]
 
 Target (issue 18): in-flight maximum = concurrency at every level; at least 0.8 of the bound at
-32 and 0.6 at 128 on two cores. Measured figures are in the README ("Throughput with a real
-model").
+32 and 0.6 at 128 on two cores. Measured figures are in docs/performance.md ("Throughput with
+a real model").
 """
 
 from __future__ import annotations
