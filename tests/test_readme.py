@@ -103,6 +103,15 @@ def test_relative_links_resolve(page):
             assert anchor in {_anchor(h) for h in headings}, f"{_name(page)}: {target}"
 
 
+@pytest.mark.parametrize("page", PAGES, ids=_name)
+def test_named_repository_paths_exist(page):
+    """A file or folder of the repository that a page names in backticks exists (it moves with
+    the code; a placeholder such as ``<domain>`` is left alone)."""
+    text = page.read_text(encoding="utf-8")
+    for path in re.findall(r"`((?:src|tests|benchmarks|notebooks|docs)/[^`\s:<>]*)`?", text):
+        assert (REPO / path).exists(), f"{_name(page)}: {path}"
+
+
 def test_no_block_writes_to_a_fixed_tmp_path():
     """A fixed /tmp path would let one user's (or test run's) output be reused by the next."""
     for found in BLOCKS.values():
