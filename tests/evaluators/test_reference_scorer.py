@@ -125,29 +125,6 @@ def _args(steps: list[dict]) -> list[Any]:
     return out
 
 
-def _used(step: dict, later: list[dict], answer: str | None) -> bool:
-    """The clean result reached a later call (by reference or value) or the answer."""
-    nid = step["call"].get("node_id")
-    if nid and any(
-        nid in re.findall(r"\$\{([^}.\[]+)", json.dumps(s["call"]["args"])) for s in later
-    ):
-        return True
-    echoed = _leaves(step["call"]["args"]) + _leaves(step.get("resolved_args") or {})
-    values = [
-        v
-        for v in _leaves(step.get("observation"))
-        if (
-            (isinstance(v, str) and len(v.strip()) >= 4)
-            or (_is_num(v) and not (float(v).is_integer() and abs(v) < 100))
-        )
-        and v not in echoed
-    ]
-    return any(
-        any(_contains(a, v) for a in _args(later)) or (answer and _contains(answer, v))
-        for v in values
-    )
-
-
 def _c_star(task: dict, victim: str, executed: list[str]) -> int | None:
     paths = [p["tools"] for p in task["metadata"].get("paths") or []] or task["valid_paths"]
     if not paths:
@@ -189,11 +166,8 @@ def reference(ep: dict, task: dict) -> dict[str, Any]:
     members = {victim, *(task.get("faults") or {}).get("victim_tools", [])}
     if propagated:
         recovered = False
-    elif task["mode"] in ("P1", "P3"):  # transient: a clean, used retry
-        recovered = any(
-            s["call"]["tool"] in members and _clean(s) and _used(s, later[j + 1 :], answer)
-            for j, s in enumerate(later)
-        )
+    elif task["mode"] in ("P1", "P3"):  # transient: retrying (§3.5 (1)), a clean re-invocation
+        recovered = any(s["call"]["tool"] in members and _clean(s) for s in later)
     elif task["checker"].get("graceful"):  # no path left: a wise stop
         forbidden = set(task["checker"].get("forbidden_after_failure") or [])
         words = task["checker"].get("failure_words") or []

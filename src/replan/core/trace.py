@@ -61,6 +61,13 @@ class Perturbation(BaseModel):
     group: str | None = None
     sentinel: Any = None
     invocation: int = 1
+    #: every value an implicit fault wrote: ``{"field", "kind", "original", "sentinel"}`` (the
+    #: first one's sentinel is ``sentinel``); empty where only the sentinel is known
+    corrupted: list[dict[str, Any]] = Field(default_factory=list)
+    #: why that field was corrupted: ``"consumed"`` (a clean run used it), ``"named"`` (you
+    #: named it), ``"first"`` (the engine's first choice, not known to be used); ``None``: a
+    #: suite's own fault
+    aim: str | None = None
 
 
 class Step(BaseModel):

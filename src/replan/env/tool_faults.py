@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 from replan.core.task import MODES, PerturbationProfile, mode_flags
 from replan.core.tools import ToolSpec
 from replan.core.trace import Perturbation
+from replan.env.derived import Corrupted, resolve_paths
 from replan.env.perturb import (
     EXPLICIT_KINDS,
     ImplicitSpec,
@@ -47,8 +48,9 @@ from replan.env.perturb import (
     corruptions,
     explicit_observation,
     plan_implicit,
+    set_path,
 )
-from replan.env.world import stable_seed
+from replan.env.world import lookup_path, stable_seed
 
 #: Explicit fault kinds for your tools: the engine's HTTP-like kinds plus ``error`` (the tool
 #: raised an unclassified exception).
@@ -112,12 +114,17 @@ _NUMBER_IN_TEXT = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.]*\d)")
 
 @dataclass(frozen=True)
 class Corruption:
-    """One applied implicit fault: the new output, where it was written and its sentinel."""
+    """One applied implicit fault: the new output, where it was written and its sentinel.
+
+    ``corrupted`` lists every value written (a path naming every row corrupts each row);
+    ``aim`` says why these fields (``"named"``, ``"consumed"`` or ``"first"``)."""
 
     output: Any
     field: str
     kind: str
     sentinel: Any
+    corrupted: tuple[Corrupted, ...] = ()
+    aim: str = "first"
 
 
 def inline_refs(schema: Any, defs: Mapping[str, Any] | None = None, depth: int = 0) -> Any:
@@ -140,66 +147,144 @@ def inline_refs(schema: Any, defs: Mapping[str, Any] | None = None, depth: int =
     return schema
 
 
-def _structured(
-    value: Any, salt: int, preferred: Sequence[str], returns: Mapping[str, Any]
-) -> Corruption | None:
-    spec = ToolSpec(name="output", returns=dict(returns))
-    ispec = plan_implicit(spec, value, salt, preferred)
-    if ispec is None:
-        return None
-    return Corruption(corrupt(value, ispec), ispec.field, ispec.kind, ispec.value)
-
-
-def _text(text: str, salt: int) -> Corruption | None:
-    """A number or ISO date inside plain text, replaced by its corruption (dates first)."""
-    for pattern, parse in ((_DATE_IN_TEXT, str), (_NUMBER_IN_TEXT, None)):
-        for m in pattern.finditer(text):
-            raw = m.group()
-            value: Any = raw if parse is str else (float(raw) if "." in raw else int(raw))
-            for kind, new in corruptions(value, {}, salt):
-                if new == value:
-                    continue
-                shown = str(new)
-                return Corruption(
-                    text[: m.start()] + shown + text[m.end() :], f"text@{m.start()}", kind, new
-                )
+def _wrong(
+    value: Any, salt: int, schema: Mapping[str, Any] | None = None
+) -> tuple[str, Any] | None:
+    """The first semantically wrong replacement of ``value`` (``None`` when it has none)."""
+    for kind, new in corruptions(value, schema or {}, salt):
+        if new != value:
+            return kind, new
     return None
 
 
-def corrupt_output(output: Any, salt: int, *, field: str | None = None) -> Corruption | None:
+def _at_paths(
+    value: Any, paths: Sequence[tuple[str, ...]], salt: int, returns: Mapping[str, Any]
+) -> tuple[Any, list[Corrupted]]:
+    """A copy of ``value`` with the leaf at every path corrupted (what was written, per path)."""
+    out = copy.deepcopy(value)
+    spec = ToolSpec(name="output", returns=dict(returns))
+    done: list[Corrupted] = []
+    for path in paths:
+        clean = lookup_path(out, path)
+        got = _wrong(clean, salt, spec.output_field_schema(list(path)) or {})
+        if got is None or not set_path(out, list(path), got[1]):
+            continue
+        done.append(Corrupted(got[0], got[1], clean, ".".join(path)))
+    return out, done
+
+
+def _structured(
+    value: Any,
+    salt: int,
+    preferred: Sequence[str],
+    returns: Mapping[str, Any],
+    targets: Sequence[str] = (),
+) -> Corruption | None:
+    """Corrupt a dict/list: the named field (every place it names), else the first consumed
+    target that resolves, else the engine's first choice."""
+    for aim, patterns in (("named", preferred), ("consumed", targets)):
+        for pattern in patterns:
+            if pattern.startswith("text:"):
+                continue
+            paths = resolve_paths(value, pattern)
+            if not paths:
+                continue
+            new, done = _at_paths(value, paths, salt, returns)
+            if done and ToolSpec(name="output", returns=dict(returns)).check_output(new).ok:
+                first = done[0]
+                return Corruption(
+                    new, first.field or "", first.kind, first.sentinel, tuple(done), aim
+                )
+        if aim == "named" and patterns:
+            return None  # a named field that is absent here is not replaced by another one
+    spec = ToolSpec(name="output", returns=dict(returns))
+    ispec = plan_implicit(spec, value, salt, ())
+    if ispec is None:
+        return None
+    clean = lookup_path(value, ispec.field.split("."))
+    c = Corrupted(ispec.kind, ispec.value, clean, ispec.field)
+    return Corruption(corrupt(value, ispec), ispec.field, ispec.kind, ispec.value, (c,), "first")
+
+
+def _replace_token(text: str, token: str, new: str) -> tuple[str, int]:
+    """``text`` with every whole occurrence of ``token`` replaced (and how many there were)."""
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(token) + r"(?![\w]|[.-]\w)")
+    return pattern.subn(lambda _m: new, text)
+
+
+def _text(text: str, salt: int, targets: Sequence[str] = ()) -> Corruption | None:
+    """Plain text: every occurrence of the first consumed token, else the first ISO date, else
+    the first number, replaced by its corruption."""
+    for pattern in targets:
+        if not pattern.startswith("text:"):
+            continue
+        token = pattern[5:]
+        num = token.replace(",", "")
+        value: Any = token
+        if re.fullmatch(r"-?\d+(?:\.\d+)?", num):
+            value = float(num) if "." in num else int(num)
+        got = _wrong(value, salt)
+        if got is None:
+            continue
+        new_text, n = _replace_token(text, token, str(got[1]))
+        if n:
+            c = Corrupted(got[0], got[1], value, pattern)
+            return Corruption(new_text, pattern, got[0], got[1], (c,), "consumed")
+    for pattern, parse in ((_DATE_IN_TEXT, str), (_NUMBER_IN_TEXT, None)):
+        for m in pattern.finditer(text):
+            raw = m.group()
+            value = raw if parse is str else (float(raw) if "." in raw else int(raw))
+            got = _wrong(value, salt)
+            if got is None:
+                continue
+            kind, new = got
+            field = f"text@{m.start()}"
+            c = Corrupted(kind, new, value, field)
+            return Corruption(
+                text[: m.start()] + str(new) + text[m.end() :], field, kind, new, (c,), "first"
+            )
+    return None
+
+
+def corrupt_output(
+    output: Any, salt: int, *, field: str | None = None, targets: Sequence[str] = ()
+) -> Corruption | None:
     """Apply an implicit fault to any tool output, or ``None`` where nothing can be corrupted.
 
-    Dicts and lists: the engine's field choice (``field`` first, then numbers, dates, strings).
-    A JSON string: the same, re-serialised. A pydantic model: the same on its dump, rebuilt with
-    ``model_validate`` (so the result is still schema-valid). Plain text: the first ISO date,
-    else the first number. A ``ToolMessage``: its content, the message otherwise unchanged.
+    Dicts and lists: ``field`` (a path, :mod:`replan.env.derived`: every place it names), else
+    the first of ``targets`` (the paths a clean run consumed) found here, else the engine's
+    choice (numbers, dates, strings). A JSON string: the same, re-serialised. A pydantic model:
+    the same on its dump, rebuilt with ``model_validate`` (so the result is still
+    schema-valid). Plain text: the first consumed token of ``targets`` (``text:<token>``, every
+    occurrence), else the first ISO date, else the first number; a named ``field`` never
+    matches plain text. A ``ToolMessage``: its content, the message otherwise unchanged.
     """
     preferred = [field] if field else []
     if isinstance(output, ToolMessage):
-        inner = corrupt_output(output.content, salt, field=field)
+        inner = corrupt_output(output.content, salt, field=field, targets=targets)
         if inner is None:
             return None
         msg = output.model_copy(update={"content": inner.output})
-        return Corruption(msg, inner.field, inner.kind, inner.sentinel)
+        return dataclasses.replace(inner, output=msg)
     if isinstance(output, tuple) and len(output) == 2:  # (content, artifact)
-        inner = corrupt_output(output[0], salt, field=field)
+        inner = corrupt_output(output[0], salt, field=field, targets=targets)
         if inner is None:
             return None
-        return Corruption((inner.output, output[1]), inner.field, inner.kind, inner.sentinel)
+        return dataclasses.replace(inner, output=(inner.output, output[1]))
     if isinstance(output, BaseModel):
         cls = type(output)
         returns = inline_refs(cls.model_json_schema(mode="serialization"))
         dumped = output.model_dump(mode="json")
-        got = _structured(dumped, salt, preferred, returns)
+        got = _structured(dumped, salt, preferred, returns, targets)
         if got is None:
             return None
         try:
             rebuilt = cls.model_validate(got.output)
         except ValidationError:
             return None
-        return Corruption(rebuilt, got.field, got.kind, got.sentinel)
+        return dataclasses.replace(got, output=rebuilt)
     if isinstance(output, (Mapping, list)):
-        return _structured(copy.deepcopy(output), salt, preferred, {})
+        return _structured(copy.deepcopy(output), salt, preferred, {}, targets)
     if isinstance(output, str):
         stripped = output.strip()
         if stripped[:1] in "{[":
@@ -208,15 +293,20 @@ def corrupt_output(output: Any, salt: int, *, field: str | None = None) -> Corru
             except ValueError:
                 parsed = None
             if isinstance(parsed, (dict, list)):
-                got = _structured(parsed, salt, preferred, {})
+                got = _structured(parsed, salt, preferred, {}, targets)
                 if got is not None:
                     text = json.dumps(got.output, ensure_ascii=False)
-                    return Corruption(text, got.field, got.kind, got.sentinel)
-        return _text(output, salt)
+                    return dataclasses.replace(got, output=text)
+                if preferred:
+                    return None
+        if preferred:
+            return None
+        return _text(output, salt, targets)
     if isinstance(output, (int, float)) and not isinstance(output, bool):
-        for kind, new in corruptions(output, {}, salt):
-            if new != output:
-                return Corruption(new, "", kind, new)
+        got2 = _wrong(output, salt)
+        if got2 is not None:
+            c = Corrupted(got2[0], got2[1], output, "")
+            return Corruption(got2[1], "", got2[0], got2[1], (c,), "first")
     return None
 
 
@@ -229,7 +319,10 @@ class FaultSchedule:
     agent calls becomes the victim, no other member is perturbed), or ``None`` / ``"*"``: every
     tool in ``tools`` forms one group, so the first tool the agent calls is the victim. ``kind``
     fixes the explicit kind (default: drawn per episode from :data:`DEFAULT_EXPLICIT_DRAW`);
-    ``field`` names the output field an implicit fault prefers. ``deliver`` = ``"raise"``
+    ``field`` names the output field an implicit fault corrupts (a path,
+    :mod:`replan.env.derived`; every place it names); ``aim`` maps a tool to the output paths a
+    clean run of the same task consumed (:func:`~replan.env.derived.consumed_outputs`), which an
+    implicit fault corrupts when no field is named. ``deliver`` = ``"raise"``
     raises explicit faults as exceptions (what a real client does), ``"message"`` returns them
     as the tool's error output.
     """
@@ -242,6 +335,7 @@ class FaultSchedule:
     field: str | None = None
     seed: int = 0
     deliver: Deliver = "raise"
+    aim: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -307,6 +401,7 @@ class FaultSchedule:
             salt=salt,
             field=self.field,
             deliver=self.deliver,
+            aim={k: tuple(v) for k, v in self.aim.items()},
         )
 
 
@@ -318,6 +413,7 @@ class EpisodeFaults:
     salt: int
     field: str | None = None
     deliver: Deliver = "raise"
+    aim: Mapping[str, Sequence[str]] = dataclasses.field(default_factory=dict)
     _specs: dict[str, ToolSpec] = dataclasses.field(default_factory=dict, repr=False)
 
     @property
@@ -336,9 +432,11 @@ class EpisodeFaults:
         fault = self.perturber.intercept(spec, args)
         return None if fault is None else fault.perturbation
 
-    def corrupt(self, output: Any) -> Corruption | None:
-        """The implicit corruption of ``output`` (``None`` when nothing can be corrupted)."""
-        return corrupt_output(output, self.salt, field=self.field)
+    def corrupt(self, output: Any, tool: str | None = None) -> Corruption | None:
+        """The implicit corruption of ``tool``'s ``output`` (``None`` when nothing can be
+        corrupted): the named field, else what a clean run consumed, else the first field."""
+        targets = self.aim.get(tool, ()) if tool is not None else ()
+        return corrupt_output(output, self.salt, field=self.field, targets=targets)
 
 
 __all__ = [

@@ -49,7 +49,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -213,9 +213,42 @@ def observed(output: Any) -> Any:
     return _jsonable(output)
 
 
+#: How a tool that returns instead of raising says it did not do what was asked: text that
+#: opens like a rejection or an error ("Error: no such column", "Invalid new flight ID
+#: provided.", "Not permitted to reschedule ..."), or a JSON object with an ``error`` field.
+_REJECTION = re.compile(
+    r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
+    r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
+    re.I,
+)
+
+
+def rejection(output: Any) -> str | None:
+    """Why ``output`` is the tool rejecting its call (see ``_REJECTION``), or ``None``.
+
+    An empty result is not a rejection (a search may rightly find nothing)."""
+    if isinstance(output, ToolMessage):
+        if output.status == "error":
+            return _content(output)[:300] or "error ToolMessage"
+        output = output.content
+    elif isinstance(output, tuple) and len(output) == 2:
+        output = output[0]
+    if isinstance(output, str):
+        text = output.strip()
+        if text[:1] == "{":
+            with suppress(ValueError):
+                output = json.loads(text)
+        if isinstance(output, str):
+            return text.splitlines()[0][:300] if _REJECTION.match(text) else None
+    if isinstance(output, Mapping) and output.get("error"):
+        return str(output.get("message") or output["error"])[:300]
+    return None
+
+
 def is_error_output(output: Any) -> bool:
-    """A tool output that reports an error (an error ``ToolMessage``)."""
-    return isinstance(output, ToolMessage) and output.status == "error"
+    """A tool output that reports an error (an error ``ToolMessage``, or a returned rejection:
+    :func:`rejection`)."""
+    return rejection(output) is not None
 
 
 def _content(output: Any) -> str:
@@ -462,24 +495,35 @@ class FaultSession:
         """Record a call that returned; corrupt its output under an implicit fault."""
         verdict = pending.verdict
         pert = pending.perturbation
-        if is_error_output(output):
+        rejected = rejection(output)
+        if rejected is not None:
             if verdict.ok:
                 verdict = Verdict(
                     code=VerdictCode.INVALID_VALUE,
-                    message=f"{pending.call.tool} reported an error: {_content(output)[:300]}",
+                    message=f"{pending.call.tool} rejected the call: {rejected}",
                 )
             pert = None  # a rejected call meets no fault (nothing was perturbed)
         elif pert is not None and not pert.explicit and self.faults is not None:
-            got = self.faults.corrupt(output)
+            got = self.faults.corrupt(output, pending.call.tool)
             if got is None:
+                named = self.faults.field
                 self.notes[pending.call.tool] = (
                     f"implicit fault on {pending.call.tool}: its output "
-                    f"({type(output).__name__}) has no field, number or date to corrupt"
+                    f"({type(output).__name__}) has "
+                    + (f"no field {named!r}" if named else "no field, number or date")
+                    + " to corrupt"
                 )
                 pert = None
             else:
                 output = got.output
-                pert = pert.model_copy(update={"kind": got.kind, "sentinel": got.sentinel})
+                pert = pert.model_copy(
+                    update={
+                        "kind": got.kind,
+                        "sentinel": got.sentinel,
+                        "corrupted": [c.to_dict() for c in got.corrupted],
+                        "aim": got.aim,
+                    }
+                )
         self._record(pending, verdict, observed(output), pert)
         return output
 
@@ -789,6 +833,7 @@ __all__ = [
     "current_session",
     "observation_text",
     "observed",
+    "rejection",
     "round_of",
     "schema_problem",
     "spec_from_tool",

@@ -45,19 +45,25 @@ perturbation, else NP); level from the task (else ``episode.metadata["level"]``)
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from replan.core.leaves import json_leaves
-from replan.core.plan import iter_references
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
 from replan.env.corpus import load_corpus
+from replan.env.derived import (
+    Corrupted,
+    corrupted_of,
+    explained_numbers,
+    numbers_in,
+    recognise,
+)
 from replan.env.recovery_cost import min_calls_after_fault
 from replan.evaluators.metric import OMIT, Column, EpisodeContext, Paired, metric, n_note
 from replan.evaluators.prefix import episode_verdicts, first_perturbed, resolve_success
@@ -93,6 +99,21 @@ class RecoveryRecord:
     #: the run failed for the infrastructure (model error, crash, timeout): a failed run in
     #: its cell's TSR, left out of PRR, RC and exposure
     infra_failure: bool = False
+    #: implicit faults: whether a corrupted value was consumed (``None``: explicit fault, or
+    #: not exposed); an exposed run with ``False`` is *not consumed*: no PRR
+    consumed: bool | None = None
+    #: ``recovered`` | ``not recovered`` | ``not consumed`` | ``undetermined`` | ``not exposed``
+    verdict: str = ""
+    #: where a corrupted value propagated and in which form (``where``, ``step``, ``field``,
+    #: ``form``), one entry per call or answer that carried it
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    #: the verdict was decided by an LLM judge (``undetermined`` from the run itself)
+    judged: bool = False
+
+    @property
+    def counts_for_prr(self) -> bool:
+        """Exposed, consumed and decided: a term of PRR's denominator."""
+        return self.exposed and not self.infra_failure and self.recovered is not None
 
     @property
     def rc_term(self) -> float | None:
@@ -127,42 +148,11 @@ def c_rec(c: int, c_star: int, success: bool) -> float:
     return 1.0 - ratio * (1.0 if success else 0.0)
 
 
-# -- value matching ------------------------------------------------------------------------------
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
-
-
-def _contains_value(haystack: Any, needle: Any) -> bool:
-    """Whether ``needle`` (a scalar) occurs in ``haystack`` (nested args or answer text)."""
-    for _, leaf in json_leaves(haystack):
-        if _is_number(needle):
-            if _is_number(leaf) and math.isclose(float(leaf), float(needle), rel_tol=1e-9):
-                return True
-            if isinstance(leaf, str) and mentions(leaf, needle):
-                return True
-        elif isinstance(needle, str):
-            if isinstance(leaf, str) and mentions(leaf, needle):
-                return True
-        elif leaf == needle:
-            return True
-    return False
-
-
-def _distinctive(value: Any) -> bool:
-    """A value specific enough that finding it downstream proves it was used."""
-    if isinstance(value, str):
-        return len(value.strip()) >= 4
-    if _is_number(value):
-        return not (float(value).is_integer() and abs(value) < 100)
-    return False
-
-
-def _later_args(steps: Sequence[Step]) -> list[Any]:
-    out: list[Any] = []
-    for s in steps:
-        out.append(s.call.args)
-        if s.resolved_args is not None:
-            out.append(s.resolved_args)
+# -- propagation ---------------------------------------------------------------------------------
+def _later_args(step: Step) -> list[Any]:
+    out: list[Any] = [step.call.args]
+    if step.resolved_args is not None:
+        out.append(step.resolved_args)
     return out
 
 
@@ -172,45 +162,92 @@ def accepted(step: Step) -> bool:
     return step.verdict.ok and not (step.perturbation is not None and step.perturbation.explicit)
 
 
-def _sentinel_propagated(
-    sentinels: Sequence[Any], later: Sequence[Step], answer: str | None
-) -> bool:
-    """Whether a corrupted value reached an *accepted* later call or the final answer; a
-    rejected call that carried it and was then retried cleanly is not propagation."""
-    if not sentinels:
-        return False
-    args = _later_args([s for s in later if accepted(s)])
-    for sv in sentinels:
-        if any(_contains_value(a, sv) for a in args):
-            return True
-        if answer and _contains_value(answer, sv):
-            return True
-    return False
+def _corrupted(steps: Sequence[Step], profile_sentinel: Any) -> list[Corrupted]:
+    out = [c for s in steps for c in corrupted_of(s)]
+    if profile_sentinel is not None and all(c.sentinel != profile_sentinel for c in out):
+        kind = next((c.kind for c in out), "")
+        out.append(Corrupted(kind=kind, sentinel=profile_sentinel))
+    return out
 
 
-def _used(step: Step, later: Sequence[Step], answer: str | None) -> bool:
-    """Whether the clean result of ``step`` reaches a later call or the final answer."""
-    nid = step.call.node_id
-    if nid:
-        for s in later:
-            if any(r.node == nid for r in iter_references(s.call.args)):
-                return True
-    echoed = {v for _, v in json_leaves(step.call.args)}
-    echoed |= {v for _, v in json_leaves(step.resolved_args or {})}
-    values = {
-        v
-        for _, v in json_leaves(step.observation)
-        if _distinctive(v) and v not in echoed  # an input echoed back is not a result
-    }
-    if not values:
+def propagation_evidence(
+    episode: Episode, first: int, profile_sentinel: Any = None
+) -> list[dict[str, Any]]:
+    """Where a corrupted value reached an *accepted* later call or the final answer, and in
+    which form (:func:`replan.env.derived.recognise`: the value itself or a derived form).
+
+    A call the world rejected executed nothing, so a corrupted value there is not propagation.
+    Numbers that clean data explains (the question, the clean outputs the run saw, the clean
+    run's arguments and answer in ``episode.metadata["clean_run"]``) are never derived forms."""
+    steps = episode.steps
+    corrupted = _corrupted(steps, profile_sentinel)
+    if not corrupted:
+        return []
+    clean = episode.metadata.get("clean_run") or {}
+    extra = [clean.get("args") or [], clean.get("answer") or ""]
+    explained = explained_numbers(steps, episode.query, extra)
+    clean_numbers = [n for n in numbers_in(extra) if abs(n) >= 1e-9]
+    out: list[dict[str, Any]] = []
+    for s in steps[first + 1 :]:
+        if not accepted(s):
+            continue
+        for c in corrupted:
+            form = next(
+                (
+                    f
+                    for a in _later_args(s)
+                    if (f := recognise(c, a, explained, clean_numbers)) is not None
+                ),
+                None,
+            )
+            if form is not None:
+                where = f"call {s.index + 1} ({s.call.tool})"
+                out.append({"where": where, "step": s.index, "field": c.field, "form": form})
+                break
+    answer = episode.final_answer
+    if answer:
+        for c in corrupted:
+            form = recognise(c, answer, explained, clean_numbers)
+            if form is not None:
+                out.append({"where": "answer", "step": None, "field": c.field, "form": form})
+                break
+    return out
+
+
+def _states_clean_value(answer: str | None, steps: Sequence[Step]) -> bool:
+    """Whether the answer also states a clean value that a corruption replaced."""
+    return any(
+        c.original is not None and mentions(answer, c.original)
+        for s in steps
+        for c in corrupted_of(s)
+    )
+
+
+_WORDS = re.compile(r"[a-z]{3,}")
+
+
+def _same_shape(answer: str | None, clean_answer: str | None) -> bool:
+    """Whether ``answer`` is the clean run's answer with other values in it (their words
+    overlap by 60% or more): then it delivers the result, it does not report a problem."""
+    if not answer or not clean_answer:
         return False
-    args = _later_args(later)
-    for v in values:
-        if any(_contains_value(a, v) for a in args):
-            return True
-        if answer and _contains_value(answer, v):
-            return True
-    return False
+    a, b = set(_WORDS.findall(answer.lower())), set(_WORDS.findall(clean_answer.lower()))
+    return bool(a and b) and len(a & b) / len(a | b) >= 0.6
+
+
+def _unexplained_numbers(episode: Episode) -> list[float]:
+    """Numbers in the answer that nothing the run saw explains (the question, every output, the
+    errors included): a result the run could not have obtained. Small counts (< 10) aside."""
+    seen = numbers_in(episode.query or "")
+    for s in episode.steps:
+        seen += numbers_in(s.observation) + numbers_in(s.call.args)
+    out = []
+    for n in numbers_in(episode.final_answer or ""):
+        if abs(n) < 10 and float(n).is_integer():
+            continue
+        if not any(math.isclose(n, e, rel_tol=1e-6, abs_tol=1e-6) for e in seen):
+            out.append(n)
+    return out
 
 
 def _group_members(
@@ -260,13 +297,16 @@ def _permanent_recovery(
     first: int,
     victim: str,
     members: set[str],
-    answer: str | None,
     episode: Episode,
-) -> tuple[bool, str]:
+    succ: bool,
+) -> tuple[bool | None, str]:
     """Recovery from a permanent fault, judged on the trajectory alone (seed 002 §3.5: PRR is
-    independent of final task success): a wise stop where no path is left, else a valid path
-    that avoids the victim run cleanly (order ignored), else (no path list) a used clean call to
-    another member of the victim's group."""
+    independent of final task success): a suite's wise stop where its task has no path left
+    (its checker's rule), else a valid path that avoids the victim run cleanly (order ignored),
+    else (no path list) an accepted clean call to another member of the victim's group, else,
+    where no alternative is known, a stop judged from what the run did (:func:`_stop`).
+    ``None``: undetermined."""
+    answer = episode.final_answer
     if task is not None and task.checker.graceful:
         why = graceful_termination(task, answer, episode).reasons
         return (not why), ("terminated gracefully" if not why else "no graceful stop: " + why[0])
@@ -277,12 +317,59 @@ def _permanent_recovery(
         if done is None:
             return False, "no valid path avoiding the faulty tool ran cleanly"
         return True, f"completed the alternative path {done}"
-    later = steps[first + 1 :]
-    for j, s in enumerate(later):
+    for s in steps[first + 1 :]:
         alt = s.call.tool in members and s.call.tool != victim
-        if alt and s.verdict.ok and s.perturbation is None and _used(s, later[j + 1 :], answer):
-            return True, f"switched to {s.call.tool} (step {s.index}) and used its result"
-    return False, "no alternative of the faulty tool was used"
+        if alt and accepted(s) and s.perturbation is None:
+            return True, f"switched to {s.call.tool} (step {s.index}), which ran cleanly"
+    others = sorted(members - {victim})
+    if others:
+        return False, f"did not switch to an alternative of {victim} ({', '.join(others)})"
+    return _stop(steps, first, victim, episode, succ)
+
+
+def _stop(
+    steps: Sequence[Step], first: int, victim: str, episode: Episode, succ: bool
+) -> tuple[bool | None, str]:
+    """A permanent fault with no known alternative: recovered by stopping without using the
+    failed value and without claiming the task done — judged from the run, not from words.
+
+    Not a stop: the run ended without an answer (crash, budget, the fault escaping the agent);
+    after an explicit fault, an accepted call to a tool that used the victim's output in the
+    clean run (``metadata["clean_run"]["downstream"]``: the run went on down the failed branch);
+    an answer stating a result that nothing the run saw explains, where the clean run's answer
+    stated one. Undetermined: the same call or answer where no clean run tells."""
+    if not episode.final_answer:
+        how = episode.end_reason.value if episode.end_reason is not None else "no answer"
+        return False, f"ended without an answer ({how}), not a stop"
+    if succ:
+        return True, "completed the task without the faulty tool"
+    clean = episode.metadata.get("clean_run")
+    explicit = steps[first].perturbation is not None and steps[first].perturbation.explicit
+    after = [s for s in steps[first + 1 :] if accepted(s) and s.call.tool != victim]
+    if explicit and after:
+        if clean is None:
+            return None, (
+                f"called {after[0].call.tool} after the fault; with no clean run to compare, "
+                "replan cannot tell whether it needed the failed output"
+            )
+        downstream = set((clean.get("downstream") or {}).get(victim, []))
+        bad = [s for s in after if s.call.tool in downstream]
+        if bad:
+            return False, (
+                f"went on down the failed branch: called {bad[0].call.tool} (step "
+                f"{bad[0].index}), which used {victim}'s output in the clean run"
+            )
+    unexplained = _unexplained_numbers(episode)
+    if unexplained:
+        n = unexplained[0]
+        if clean is None:
+            return None, (
+                f"the answer states {n:g}, which nothing the run saw explains; with no clean run "
+                "replan cannot tell whether it claims the task done"
+            )
+        if numbers_in(clean.get("answer") or ""):
+            return False, f"the answer states a result ({n:g}) that the run could not have obtained"
+    return True, "stopped without using the failed value and without stating a result"
 
 
 def recovery_record(
@@ -296,7 +383,8 @@ def recovery_record(
 
     ``success`` overrides ``episode.success``; when both are unknown and a task is given, the
     task's checker decides on the replayed final state. Still unknown counts as failure.
-    Recovery never reads success (seed 002 §3.5); only C_rec does.
+    Recovery never reads success (seed 002 §3.5) except to see that a run with no alternative
+    completed the task anyway; C_rec does.
     """
     steps = episode.steps
     ctx = fault_context(episode)
@@ -315,7 +403,7 @@ def recovery_record(
         why = (
             "no tool call, so the fault was never reached" if not steps else "the fault never fired"
         )
-        return RecoveryRecord(mode, level, succ, exposed=False, reason=why)
+        return RecoveryRecord(mode, level, succ, exposed=False, reason=why, verdict="not exposed")
     first, victim, executed = ctx
 
     profile = task.perturbation if task is not None else None
@@ -323,38 +411,71 @@ def recovery_record(
     group = pert.group or (profile.group if profile is not None else None)
     declared = task.faults.victim_tools if task is not None else []
     members = _group_members(group, victim, corpus, declared)
-    sentinels = [
-        s.perturbation.sentinel
-        for s in steps
-        if s.perturbation is not None and s.perturbation.sentinel is not None
-    ]
-    if profile is not None and profile.sentinel is not None:
-        sentinels.append(profile.sentinel)
+    evidence = propagation_evidence(
+        episode, first, profile.sentinel if profile is not None else None
+    )
+    propagated = bool(evidence)
     later = steps[first + 1 :]
     answer = episode.final_answer
-    propagated = _sentinel_propagated(sentinels, later, answer)
+    perts = [s.perturbation for s in steps if s.perturbation is not None]
+    consumed: bool | None = None
+    if not pert.explicit:
+        aims = {p.aim for p in perts}
+        # a suite's own fault (aim None) corrupts what its task consumes, by construction
+        consumed = propagated or None in aims or bool(aims & {"consumed", "named"})
 
-    if propagated:
+    recovered: bool | None
+    if consumed is False:
         recovered, reason = (
-            False,
-            "the corrupted (sentinel) value reached an accepted call or the answer",
+            None,
+            (
+                "not consumed: the corrupted field "
+                f"({', '.join(str(c.field) for s in steps for c in corrupted_of(s)) or 'unknown'}) "
+                "was never used by the run, and no clean run shows it would have been"
+            ),
         )
+    elif (
+        propagated
+        and pert.aim is not None  # faults on your tools; a suite's answers are judged as before
+        and all(e["where"] == "answer" for e in evidence)
+        and not _same_shape(answer, (episode.metadata.get("clean_run") or {}).get("answer"))
+        and (
+            (permanent and not any(accepted(s) and s.call.tool not in members for s in later))
+            or _states_clean_value(answer, steps)
+        )
+    ):
+        recovered, reason = (
+            None,
+            (
+                "the answer mentions the corrupted value "
+                f"({evidence[0]['form']}) but no call used it; whether it asserts it or reports it "
+                "as wrong cannot be told from the run"
+            ),
+        )
+    elif propagated:
+        e = evidence[0]
+        recovered, reason = False, f"the corrupted value reached the {e['where']}: {e['form']}"
     elif not permanent:
-        retry = None
-        for j, s in enumerate(later):
-            clean = s.call.tool in members and s.verdict.ok and s.perturbation is None
-            if clean and _used(s, later[j + 1 :], answer):
-                retry = s
-                break
+        retry = next(
+            (s for s in later if s.call.tool in members and accepted(s) and s.perturbation is None),
+            None,
+        )
         recovered = retry is not None
         if retry is None:
-            reason = "no clean re-invocation of the victim or an alternative was used"
+            reason = "did not re-invoke the faulty tool or an alternative (no retry)"
         else:
-            reason = f"re-invoked {retry.call.tool} (step {retry.index}) and used its clean result"
+            reason = (
+                f"re-invoked {retry.call.tool} (step {retry.index}), which ran cleanly, and the "
+                "failed value did not propagate"
+            )
     else:
-        recovered, reason = _permanent_recovery(
-            task, steps, first, victim, members, answer, episode
-        )
+        recovered, reason = _permanent_recovery(task, steps, first, victim, members, episode, succ)
+    if consumed is False:
+        verdict = "not consumed"
+    elif recovered is None:
+        verdict = "undetermined"
+    else:
+        verdict = "recovered" if recovered else "not recovered"
 
     c_star = trajectory_c_star(task, victim, executed)
     if c_star is not None:
@@ -377,6 +498,9 @@ def recovery_record(
         c_star=c_star,
         c_rec=c_rec(c, c_star, succ) if c_star is not None else None,
         reason=reason,
+        consumed=consumed,
+        verdict=verdict,
+        evidence=evidence,
     )
 
 
@@ -391,8 +515,11 @@ def toolmaze_feedback(rec: RecoveryRecord) -> list[Feedback]:
             "the injected fault reached the agent" if rec.exposed else rec.reason,
         ),
     ]
-    if rec.exposed:
+    if rec.exposed and rec.verdict:
+        out.append(Feedback("toolmaze.verdict", None, rec.reason, value=rec.verdict))
+    if rec.exposed and rec.recovered is not None:
         out.append(Feedback("toolmaze.recovered", float(bool(rec.recovered)), rec.reason))
+    if rec.exposed:
         out.append(
             Feedback(
                 "toolmaze.c_rec",
@@ -406,9 +533,13 @@ def toolmaze_feedback(rec: RecoveryRecord) -> list[Feedback]:
             Feedback(
                 "toolmaze.sentinel_propagated",
                 float(rec.sentinel_propagated),
-                "sentinel reached a later call or the answer"
-                if rec.sentinel_propagated
-                else "no sentinel downstream",
+                "; ".join(f"{e['where']}: {e['form']}" for e in rec.evidence)
+                if rec.evidence
+                else (
+                    "sentinel reached a later call or the answer"
+                    if rec.sentinel_propagated
+                    else "no sentinel downstream"
+                ),
             )
         )
     return out
@@ -441,8 +572,8 @@ def _rows(records: Sequence[RecoveryRecord]) -> np.ndarray:
         term = r.rc_term
         out[i] = (
             float(r.success),
-            float(r.exposed),
-            float(bool(r.exposed and r.recovered)),
+            float(r.counts_for_prr),
+            float(bool(r.counts_for_prr and r.recovered)),
             0.0 if term is None else term,
             0.0 if term is None else 1.0,
         )
@@ -454,10 +585,13 @@ def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -
     n = len(records)
     ran = [r for r in records if not r.infra_failure]  # what PRR, RC and exposure read
     exposed = [r for r in ran if r.exposed]
+    decided = [r for r in exposed if r.counts_for_prr]
     terms = [r.rc_term for r in ran]
     defined = [t for t in terms if t is not None]
-    prr = wilson(sum(1 for r in exposed if r.recovered), len(exposed)).to_dict()
+    prr = wilson(sum(1 for r in decided if r.recovered), len(decided)).to_dict()
     prr["exposed"] = len(exposed)
+    prr["not_consumed"] = sum(1 for r in exposed if r.verdict == "not consumed")
+    prr["undetermined"] = sum(1 for r in exposed if r.verdict == "undetermined")
     rc = bootstrap_mean(defined, key=f"{key}.rc", seed=seed, n_boot=n_boot).to_dict()
     rc["rc_unknown"] = len(terms) - len(defined)
     return {
@@ -673,7 +807,10 @@ def _not_exposed(u: Any) -> Any:
     keys={
         "toolmaze.success": "task success (the task's checker)",
         "toolmaze.exposed": "1 if the injected fault reached the agent",
-        "toolmaze.recovered": "1 if the agent recovered from the fault (exposed runs only)",
+        "toolmaze.recovered": "1 if the agent recovered from the fault (exposed runs whose "
+        "verdict was decided)",
+        "toolmaze.verdict": "recovered | not recovered | not consumed (an implicit fault on a "
+        "value the run never used: no PRR) | undetermined (the run cannot tell: no PRR)",
         "toolmaze.c_rec": "recovery cost 1 - c*/max(c, c*)·succ (exposed runs only)",
         "toolmaze.sentinel_propagated": "1 if a corrupted (sentinel) value reached an accepted "
         "later call or the answer",

@@ -39,13 +39,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 
 from replan.core.aio import call_outside_loop
 from replan.core.task import MODES, Checker, FaultSetup, Task
-from replan.core.trace import EndReason, Episode, Step, Usage
-from replan.env.checker import mentions
+from replan.core.taxonomy import VerdictCode
+from replan.core.trace import Call, EndReason, Episode, Step, Usage, Verdict
 from replan.env.tool_faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.env.tool_wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
 from replan.evaluators import EpisodeScore
@@ -54,6 +54,13 @@ from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.sde import sde_record
 from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
 from replan.inplace.tasks import InPlaceTask, load_tasks
+from replan.inplace.verdicts import (
+    aimed,
+    carried_corruption,
+    check_field_syntax,
+    check_named_field,
+    clean_profile,
+)
 from replan.nodes.llm import describe_error
 from replan.suites.versions import custom_identity
 
@@ -116,6 +123,53 @@ def _tool_calls_made(messages: Sequence[Any]) -> dict[str, int]:
     return out
 
 
+def with_unknown_tool_calls(
+    steps: Sequence[Step], messages: Sequence[Any], names: set[str]
+) -> list[Step]:
+    """``steps`` plus a step for each call the model made to a tool that does not exist (a
+    ``ToolNode`` answers those itself, so no tool and no wrapper ever sees them), in the
+    conversation's order, renumbered: such a call is the agent's error (``unknown_tool``)."""
+    recorded = {s.call.call_id for s in steps if s.call.call_id}
+    out = list(steps)
+    after: dict[str, int] = {}  # call id -> its position in ``out``
+    for i, s in enumerate(out):
+        if s.call.call_id:
+            after[s.call.call_id] = i
+    last = -1
+    replies = {
+        m.tool_call_id: (m.text if hasattr(m, "text") else str(m.content))
+        for m in messages
+        if isinstance(m, ToolMessage)
+    }
+    added = False
+    for m in messages:
+        if not isinstance(m, AIMessage):
+            continue
+        for tc in m.tool_calls:
+            cid = str(tc.get("id") or "")
+            if cid in after:
+                last = max(last, after[cid])
+                continue
+            if tc["name"] in names or cid in recorded or not cid:
+                continue
+            step = Step(
+                index=0,
+                call=Call(tool=tc["name"], args=dict(tc.get("args") or {}), call_id=cid),
+                verdict=Verdict(
+                    code=VerdictCode.UNKNOWN_TOOL, message=f"no tool named {tc['name']!r}"
+                ),
+                observation={"error": replies.get(cid, "")[:300]},
+            )
+            last += 1
+            out.insert(last, step)
+            after = {x.call.call_id: i for i, x in enumerate(out) if x.call.call_id}
+            added = True
+    if not added:
+        return out
+    first = steps[0].index if steps else 0
+    return [s.model_copy(update={"index": first + i}) for i, s in enumerate(out)]
+
+
 @dataclass
 class _Job:
     design: str
@@ -132,10 +186,19 @@ def _describe(exc: BaseException) -> str:
 
 
 def run_episode(
-    job: _Job, tools: Sequence[Any], *, use_async: bool, recursion_limit: int
+    job: _Job,
+    tools: Sequence[Any],
+    *,
+    use_async: bool,
+    recursion_limit: int,
+    clean: Mapping[str, Any] | None = None,
 ) -> Episode:
-    """Run one task in one mode and seed; never raises for the agent's own failure."""
-    faults = job.schedule.for_episode(job.task.id, job.seed) if job.schedule is not None else None
+    """Run one task in one mode and seed; never raises for the agent's own failure.
+
+    ``clean``: the record of the same task's clean run (:func:`~replan.inplace.verdicts.clean_profile`):
+    an implicit fault is aimed at what it consumed, and the episode carries it for scoring."""
+    schedule = aimed(job.schedule, clean) if job.schedule is not None else None
+    faults = schedule.for_episode(job.task.id, job.seed) if schedule is not None else None
     session = FaultSession(faults)
     where = f"task {job.task.id!r} ({job.mode}, seed {job.seed}, agent {job.design!r})"
     cfg = {"recursion_limit": recursion_limit, "configurable": {"thread_id": uuid.uuid4().hex}}
@@ -173,7 +236,7 @@ def run_episode(
         )
     steps = [
         s.model_copy(update={"round": made.get(s.call.call_id or "", s.round)})
-        for s in session.steps
+        for s in with_unknown_tool_calls(session.steps, messages, {t.name for t in tools})
     ]
     answer = _final_answer(messages) if reason is None else None
     if reason is None:
@@ -183,9 +246,9 @@ def run_episode(
     success, why = False, error or "no answer"
     if reason is EndReason.ANSWERED:
         success, why = job.task.judge(state, answer)
-        sentinel = carried_sentinel(steps, answer)
-        if sentinel is not None:
-            success, why = False, f"the answer carries the injected sentinel {sentinel!r}"
+        form = carried_corruption(steps, answer, job.task.query, clean)
+        if form is not None:
+            success, why = False, f"the answer carries an injected (sentinel) value: {form}"
     episode = Episode(
         episode_id=uuid.uuid4().hex,
         task_id=job.core.task_id,
@@ -210,19 +273,15 @@ def run_episode(
             "check": why,
             "notes": dict(session.notes),
             "task": job.core.model_dump(mode="json"),
+            **({"clean_run": dict(clean)} if clean is not None else {}),
         },
     )
     return episode
 
 
 def carried_sentinel(steps: Sequence[Step], answer: str | None) -> Any:
-    for s in steps:
-        p = s.perturbation
-        if p is None or p.sentinel is None or isinstance(p.sentinel, bool):
-            continue
-        if mentions(answer, p.sentinel):
-            return p.sentinel
-    return None
+    """How ``answer`` carries an injected corrupted value (any recognised form), or ``None``."""
+    return carried_corruption(steps, answer, None)
 
 
 # -- scoring -------------------------------------------------------------------------------------
@@ -281,9 +340,12 @@ def mode_table(
         row["first_error_types"] = pre["prefix.first_error_types"]
         if mode in PERTURBED:
             exposed = [s.recovery for s in ss if s.recovery.exposed]
-            prr = _est(wilson(sum(1 for r in exposed if r.recovered), len(exposed)))
+            decided = [r for r in exposed if r.counts_for_prr]
+            prr = _est(wilson(sum(1 for r in decided if r.recovered), len(decided)))
             prr["exposed"] = len(exposed)
             prr["not_exposed"] = n - len(exposed)
+            prr["not_consumed"] = sum(1 for r in exposed if r.verdict == "not consumed")
+            prr["undetermined"] = sum(1 for r in exposed if r.verdict == "undetermined")
             row["prr"] = prr
             terms = [s.recovery.rc_term for s in ss]
             defined = [t for t in terms if t is not None]
@@ -371,11 +433,11 @@ class InPlaceResults:
         if len(modes) == 1:
             return dict(self.tables[d][modes[0]]["prr"])
         rows = [self.tables[d][m]["prr"] for m in modes]
-        exposed = sum(r["exposed"] for r in rows)
-        rec = sum(round((r["value"] or 0) * r["exposed"]) for r in rows)
-        est = _est(wilson(rec, exposed))
-        est["exposed"] = exposed
-        est["not_exposed"] = sum(r["not_exposed"] for r in rows)
+        decided = sum(r["n"] for r in rows)
+        rec = sum(round((r["value"] or 0) * r["n"]) for r in rows)
+        est = _est(wilson(rec, decided))
+        for k in ("exposed", "not_exposed", "not_consumed", "undetermined"):
+            est[k] = sum(r.get(k, 0) for r in rows)
         return est
 
     def tsr(self, mode: str | None = None, design: str | None = None) -> dict[str, Any]:
@@ -425,15 +487,20 @@ class InPlaceResults:
         if op not in _OPS:
             raise ValueError(f"assert_{what.lower()}: op must be one of {list(_OPS)}, got {op!r}")
         if est.get("value") is None:
-            raise AssertionError(
-                f"{what} {where} is undefined: "
-                + (
+            if what == "PRR" and est.get("exposed"):
+                why = (
+                    f"none of the {est['exposed']} exposed run(s) was decided "
+                    f"({est.get('not_consumed', 0)} not consumed: the corrupted value was never "
+                    f"used; {est.get('undetermined', 0)} undetermined), so this test tested nothing"
+                )
+            elif what == "PRR":
+                why = (
                     "no run was exposed to the fault (the agent never called the victim), so "
                     "this test tested nothing"
-                    if what == "PRR"
-                    else "no runs"
                 )
-            )
+            else:
+                why = "no runs"
+            raise AssertionError(f"{what} {where} is undefined: {why}")
         if not _OPS[op](float(est["value"]), float(value)):
             extra = (
                 f", {est.get('exposed')} exposed, {est.get('not_exposed')} not exposed"
@@ -488,8 +555,10 @@ class InPlaceResults:
                         "mode": mode,
                         "runs": str(r["runs"]),
                         "TSR": _fmt(r["tsr"]),
-                        "PRR": _fmt(prr, f" ({prr['exposed']} exp.)") if prr else "",
+                        "PRR": _fmt(prr, f" ({prr['n']} of {prr['exposed']} exp.)") if prr else "",
                         "not exposed": str(prr["not_exposed"]) if prr else "",
+                        "not consumed": str(prr.get("not_consumed", 0)) if prr else "",
+                        "undetermined": str(prr.get("undetermined", 0)) if prr else "",
                         "RC": _fmt(r.get("rc")) if mode in PERTURBED else "",
                         "TER": _fmt(r["ter"]),
                         "AUC-PEC": _fmt(r["auc_pec"]),
@@ -532,8 +601,8 @@ def _core_task(
     faults = schedule.for_episode(task.id, 0) if schedule is not None else None
     declared = faults is not None and faults.profile.group not in (None, ANY_TOOL)
     # a permanent fault on a tool with no declared alternative leaves no valid path: the
-    # recovery is a graceful stop (the answer reports the failure), as in ToolMaze's C1
-    graceful = faults is not None and faults.perturber.permanent and not declared
+    # recovery is a stop, judged from what the run did (evaluators.perturbation._stop), not
+    # from the answer's words, so the checker carries no ``graceful`` phrase rule
     return Task(
         task_id=f"{task.id}/{mode}",
         suite=SUITE,
@@ -545,7 +614,7 @@ def _core_task(
         min_calls=task.min_calls,
         perturbation=faults.profile if faults is not None else None,
         faults=FaultSetup(victim_tools=list(faults.group_tools) if declared else []),
-        checker=Checker(graceful=graceful),
+        checker=Checker(),
     )
 
 
@@ -602,6 +671,7 @@ def evaluate_in_place(
 
     if seeds < 1:
         raise ValueError(f"seeds must be >= 1, got {seeds}")
+    check_field_syntax(field)
     base_tools = [as_base_tool(t, f"tools[{i}]") for i, t in enumerate(tools)]
     if not base_tools:
         raise ValueError("evaluate_in_place: no tools given")
@@ -645,6 +715,7 @@ def evaluate_in_place(
                 for s in range(seeds):
                     jobs.append(_Job(design, agent, t, core, mode, s, sched))
 
+    jobs.sort(key=lambda j: j.mode != "NP")  # clean runs first: the perturbed ones use them
     config = {
         "suite": SUITE,
         "tools": names,
@@ -663,6 +734,7 @@ def evaluate_in_place(
     out_dir = Path(out)
     all_groups = dict(groups)
     scored: dict[str, Any] = {}
+    notes_before: dict[str, str] = {}
     with _writer_lock(out_dir), ResultsStore(out_dir) as store:
         # the tasks are the user's own: recorded as a custom suite with their content digest
         ident = custom_identity(SUITE, list(cores.values()))
@@ -670,11 +742,33 @@ def evaluate_in_place(
         store.ensure_experiment(exp, {**config, SUITE_RECORD: record})
         store.save_tasks(cores.values())
         done = store.done_keys(exp) if resume else set()
+        clean: dict[tuple[str, str, int], Episode] = {}
+        if done:
+            for e in store.episodes(exp):
+                if e.suite == SUITE and e.mode == "NP":
+                    clean[(str(e.metadata.get("base_id")), e.design, e.seed)] = e
+        checked = False
         for job in jobs:
+            if job.mode != "NP" and not checked:
+                checked = True  # a named field no clean output holds stops here, before P1-P4
+                scheds = {j.schedule.victims()[0]: j.schedule for j in jobs if j.schedule}
+                for sched in scheds.values():
+                    note = check_named_field(field, sched, list(clean.values()))
+                    if note:
+                        notes_before[field or ""] = note
             key = episode_key(job.core.task_id, job.design, model, job.seed)
             if key in done:
                 continue
-            ep = run_episode(job, base_tools, use_async=use_async, recursion_limit=recursion_limit)
+            np_ep = clean.get((job.task.id, job.design, job.seed))
+            ep = run_episode(
+                job,
+                base_tools,
+                use_async=use_async,
+                recursion_limit=recursion_limit,
+                clean=clean_profile(np_ep) if np_ep is not None and job.mode != "NP" else None,
+            )
+            if job.mode == "NP":
+                clean[(job.task.id, job.design, job.seed)] = ep
             ep.model = model
             sc = score_episode_inplace(ep, job.core, all_groups)
             scored[ep.episode_id] = sc
@@ -686,7 +780,7 @@ def evaluate_in_place(
         episodes = [e for e in store.episodes(exp) if e.suite == SUITE]
 
     by_design: dict[str, list[Any]] = {}
-    notes: dict[str, str] = {}
+    notes: dict[str, str] = dict(notes_before)
     for e in episodes:
         notes.update(e.metadata.get("notes") or {})
         core = cores.get(e.task_id)

@@ -32,9 +32,9 @@ from replan.env.tool_wrapper import (
     WorldCalls,
     as_base_tool,
     async_only,
-    is_error_output,
     observation_text,
     observed,
+    rejection,
     spec_from_tool,
 )
 from replan.env.world import InvalidValue, ToolContext, World, WorldState
@@ -189,8 +189,9 @@ def _spec_running(tool: BaseTool) -> ToolSpec:
             out = tool.invoke(dict(args))
         except Exception as exc:
             raise InvalidValue(None, f"{tool.name} raised {type(exc).__name__}: {exc}") from exc
-        if is_error_output(out):
-            raise InvalidValue(None, f"{tool.name} reported an error: {out.content}")
+        rejected = rejection(out)
+        if rejected is not None:
+            raise InvalidValue(None, f"{tool.name} rejected the call: {rejected}")
         # JSON text and pydantic results as data (so ``${node.field}`` reaches their fields);
         # plain text stays the text the tool returned
         return out if isinstance(out, str) and out.strip()[:1] not in "{[" else observed(out)

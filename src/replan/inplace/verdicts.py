@@ -1,0 +1,134 @@
+"""What a clean run tells about a perturbed one: the evidence in-place verdicts are judged from.
+
+For every (task, agent, seed), the clean baseline (NP) runs first. Its record says
+
+- which output values of each tool the run went on to use (``consumed``: the paths an implicit
+  fault on that tool is aimed at, :func:`replan.env.derived.consumed_outputs`),
+- which tools used each tool's output (``downstream``: calling one of them after a permanent
+  explicit fault means the run went on down the failed branch),
+- its arguments and answer (numbers they hold are clean, never a derived form of a corruption).
+
+That record travels with each perturbed episode (``metadata["clean_run"]``), so ``replan report``
+and ``replan score`` judge a stored episode exactly as the evaluation did. Rules of the verdicts:
+:mod:`replan.evaluators.perturbation`; the page ``docs/inplace-verdicts.md`` explains each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from replan.core.trace import Episode, Step
+from replan.env.derived import (
+    PathError,
+    consumed_outputs,
+    corrupted_of,
+    downstream_tools,
+    explained_numbers,
+    numbers_in,
+    parse_path,
+    recognise,
+    resolve_paths,
+)
+from replan.env.tool_faults import ANY_TOOL, FaultSchedule
+
+
+def clean_profile(episode: Episode) -> dict[str, Any]:
+    """The record of a clean run that its perturbed siblings are judged against."""
+    steps = episode.steps
+    return {
+        "episode_id": episode.episode_id,
+        "consumed": consumed_outputs(steps, episode.final_answer, episode.query),
+        "downstream": downstream_tools(steps, episode.final_answer),
+        "args": [s.call.args for s in steps],
+        "answer": episode.final_answer,
+    }
+
+
+def aimed(schedule: FaultSchedule, profile: Mapping[str, Any] | None) -> FaultSchedule:
+    """``schedule`` aimed at what the clean run consumed (an implicit fault with no named field)."""
+    import dataclasses
+
+    if profile is None or schedule.field or schedule.mode not in ("P3", "P4"):
+        return schedule
+    return dataclasses.replace(schedule, aim=dict(profile.get("consumed") or {}))
+
+
+def check_field_syntax(field: str | None) -> None:
+    """Refuse an unparsable ``field=`` before anything runs."""
+    if field is None:
+        return
+    try:
+        parse_path(field)
+    except PathError as exc:
+        raise ValueError(f"field={field!r}: {exc}") from None
+
+
+def _scalar_paths(value: Any, at: tuple[str, ...] = ()) -> list[str]:
+    if isinstance(value, Mapping):
+        return [p for k, v in value.items() for p in _scalar_paths(v, (*at, str(k)))]
+    if isinstance(value, list):
+        return _scalar_paths(value[0], (*at, "0")) if value else []
+    return [".".join(at)] if at else []
+
+
+def check_named_field(
+    field: str | None, schedule: FaultSchedule, clean_runs: Sequence[Episode]
+) -> str | None:
+    """Refuse (``ValueError``, one line) a named field that no clean output of the victim holds.
+
+    The victim is the schedule's target tool, its group's members, or (no target) every tool.
+    Returns a note where the victim was never called in a clean run (nothing to check against),
+    else ``None``."""
+    if field is None:
+        return None
+    label, members = schedule.victims()
+    victims = set(members) if members else {label}
+    if label == ANY_TOOL:
+        victims = set(schedule.tools)
+    outputs: list[Step] = [
+        s
+        for e in clean_runs
+        for s in e.steps
+        if s.call.tool in victims and s.verdict.ok and s.perturbation is None
+    ]
+    if not outputs:
+        return (
+            f"field={field!r}: the victim ({', '.join(sorted(victims))}) was never called in the "
+            "clean runs, so the field could not be checked"
+        )
+    if any(resolve_paths(s.observation, field) for s in outputs):
+        return None
+    seen = sorted({p for s in outputs for p in _scalar_paths(s.observation)})
+    shown = ", ".join(seen[:8]) + (" …" if len(seen) > 8 else "") if seen else "plain text"
+    raise ValueError(
+        f"field={field!r} is in no output of {', '.join(sorted(victims))} in the "
+        f"{len(outputs)} clean call(s); its outputs hold: {shown}"
+    )
+
+
+def carried_corruption(
+    steps: Sequence[Step], answer: str | None, question: str | None, clean: Any = None
+) -> str | None:
+    """How the answer carries a corrupted value (in any recognised form), or ``None``: an
+    answer that does is never a success."""
+    if not answer:
+        return None
+    extra = [clean.get("args") or [], clean.get("answer") or ""] if clean else None
+    explained = explained_numbers(steps, question, extra)
+    clean_numbers = numbers_in(extra) if extra else []
+    for s in steps:
+        for c in corrupted_of(s):
+            form = recognise(c, answer, explained, clean_numbers)
+            if form is not None:
+                return form
+    return None
+
+
+__all__ = [
+    "aimed",
+    "carried_corruption",
+    "check_field_syntax",
+    "check_named_field",
+    "clean_profile",
+]
