@@ -216,7 +216,7 @@ def observed(output: Any) -> Any:
 #: How a tool that returns instead of raising says it did not do what was asked: text that
 #: opens like a rejection or an error ("Error: no such column", "Invalid new flight ID
 #: provided.", "Not permitted to reschedule ..."), or a JSON object with an ``error`` field.
-_REJECTION = re.compile(
+REJECTION = re.compile(
     r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
     r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
     re.I,
@@ -224,7 +224,7 @@ _REJECTION = re.compile(
 
 
 def rejection(output: Any) -> str | None:
-    """Why ``output`` is the tool rejecting its call (see ``_REJECTION``), or ``None``.
+    """Why ``output`` is the tool rejecting its call (see ``REJECTION``), or ``None``.
 
     An empty result is not a rejection (a search may rightly find nothing)."""
     if isinstance(output, ToolMessage):
@@ -239,7 +239,7 @@ def rejection(output: Any) -> str | None:
             with suppress(ValueError):
                 output = json.loads(text)
         if isinstance(output, str):
-            return text.splitlines()[0][:300] if _REJECTION.match(text) else None
+            return text.splitlines()[0][:300] if REJECTION.match(text) else None
     if isinstance(output, Mapping) and output.get("error"):
         return str(output.get("message") or output["error"])[:300]
     return None

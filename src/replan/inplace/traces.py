@@ -65,7 +65,7 @@ from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, Step, Verdict
 from replan.env.checker import mentions
 from replan.env.tool_faults import inline_refs
-from replan.env.tool_wrapper import spec_from_tool
+from replan.env.tool_wrapper import REJECTION, spec_from_tool
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
 
@@ -178,11 +178,6 @@ IsError = Callable[[Any], "bool | None"]
 #: the rules that classify a result, in the order they are tried (module docstring)
 RESULT_RULES: tuple[str, ...] = ("status", "is_error", "empty", "error_field", "error_text", "ok")
 
-_ERROR_OPENING = re.compile(
-    r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
-    r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
-    re.I,
-)
 _NOT_FOUND = re.compile(r"\bnot found\b", re.I)
 
 
@@ -217,7 +212,7 @@ def _error_field(obj: Mapping[str, Any]) -> str | None:
 
 def _error_text(text: str) -> bool:
     """Text that opens like a rejection or an HTTP error, or a one-liner saying "not found"."""
-    if _ERROR_OPENING.match(text) or _HTTP_STATUS.match(text):
+    if REJECTION.match(text) or _HTTP_STATUS.match(text):
         return True
     line = text.strip()
     return len(line) <= 200 and "\n" not in line and bool(_NOT_FOUND.search(line))
