@@ -274,3 +274,54 @@ def test_a_returned_rejection_and_a_call_to_a_missing_tool_are_invalid(tmp_path)
     assert [s.verdict.code.value for s in ep.steps] == ["unknown_tool", "invalid_value", "ok"]
     assert res.scores[ep.episode_id].prefix.fed == 1
     assert res.tables[ep.design]["NP"]["ter"]["value"] == 0.0
+
+
+# -- the optional judge ------------------------------------------------------------------------------
+def test_a_judge_decides_only_the_undetermined_runs_and_is_labelled(tmp_path) -> None:
+    """The checking travel agent under P4 (hand count in test_ip_public_agents): 'when' stops
+    quoting the corrupted year (undetermined), 'later' stops without quoting (recovered). The
+    judge is asked once, about 'when' only; its verdict counts in PRR, labelled judged."""
+    import ip_policy
+    import ip_travel
+
+    asked: list[str] = []
+
+    def judge(prompt: str) -> str:
+        asked.append(prompt)
+        return "RECOVERED\nIt reported the corrupted booking instead of using it."
+
+    clean = ip_travel.make_db(tmp_path / "t.sqlite")
+    work = tmp_path / "w.sqlite"
+    kw: dict[str, Any] = {"modes": ["P4"], "show": False, "n_boot": 50}
+    res = evaluate_in_place(
+        {"checking": ip_travel.agent("checking", clean, work)},
+        ip_travel.make_tools(work),
+        ip_travel.tasks(work),
+        out=tmp_path / "a",
+        judge=judge,
+        **kw,
+    )
+    assert len(asked) == 1 and "what time is my flight" in asked[0]
+    assert "was replaced by" in asked[0]  # the judge is told what the fault did
+    prr = res.prr("P4")
+    assert (prr["value"], prr["n"], prr["undetermined"], prr["judged"]) == (1.0, 2, 0, 1)
+    when = next(e for e in res.episodes if e.metadata["base_id"] == "when" and e.mode == "P4")
+    rec = res.scores[when.episode_id].recovery
+    assert rec.judged and rec.verdict == "recovered" and rec.reason.startswith("judged:")
+    assert "1 judged" in {r["mode"]: r for r in res.rows()}["P4"]["PRR"]
+    # kept on the stored episode: the standard scorer reads the same verdict back
+    with ResultsStore(tmp_path / "a") as store:
+        stored = next(e for e in store.episodes() if e.episode_id == when.episode_id)
+        task = store.tasks()[stored.task_id]
+    assert recovery_record(stored, task).judged is True
+    # a chat model as judge; a reply that is neither verdict leaves the run undetermined
+    mumble = ip_policy.PolicyModel(policy=lambda m: ip_policy.say("Hard to say."))
+    res2 = evaluate_in_place(
+        {"checking": ip_travel.agent("checking", clean, work)},
+        ip_travel.make_tools(work),
+        ip_travel.tasks(work)[:1],
+        out=tmp_path / "b",
+        judge=mumble,
+        **kw,
+    )
+    assert res2.prr("P4")["undetermined"] == 1 and res2.prr("P4")["judged"] == 0

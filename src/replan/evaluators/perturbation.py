@@ -470,6 +470,12 @@ def recovery_record(
             )
     else:
         recovered, reason = _permanent_recovery(task, steps, first, victim, members, episode, succ)
+    judged = episode.metadata.get("judged") if consumed is not False else None
+    if recovered is None and isinstance(judged, Mapping) and "recovered" in judged:
+        recovered = bool(judged["recovered"])
+        reason = f"judged: {judged.get('reason', '')} (the run alone: {reason})"
+    else:
+        judged = None
     if consumed is False:
         verdict = "not consumed"
     elif recovered is None:
@@ -501,6 +507,7 @@ def recovery_record(
         consumed=consumed,
         verdict=verdict,
         evidence=evidence,
+        judged=judged is not None,
     )
 
 

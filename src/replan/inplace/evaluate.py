@@ -60,6 +60,7 @@ from replan.inplace.verdicts import (
     check_field_syntax,
     check_named_field,
     clean_profile,
+    judge_undetermined,
 )
 from replan.nodes.llm import describe_error
 from replan.suites.versions import custom_identity
@@ -346,6 +347,7 @@ def mode_table(
             prr["not_exposed"] = n - len(exposed)
             prr["not_consumed"] = sum(1 for r in exposed if r.verdict == "not consumed")
             prr["undetermined"] = sum(1 for r in exposed if r.verdict == "undetermined")
+            prr["judged"] = sum(1 for r in exposed if r.judged)
             row["prr"] = prr
             terms = [s.recovery.rc_term for s in ss]
             defined = [t for t in terms if t is not None]
@@ -382,6 +384,12 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "<": lambda a, b: a < b,
     "==": lambda a, b: abs(a - b) < 1e-12,
 }
+
+
+def _decided(prr: Mapping[str, Any]) -> str:
+    """' (n of m exp.)', and how many of the n an LLM judge decided."""
+    judged = f", {prr['judged']} judged" if prr.get("judged") else ""
+    return f" ({prr['n']} of {prr['exposed']} exp.{judged})"
 
 
 def _fmt(est: Mapping[str, Any] | None, extra: str = "") -> str:
@@ -436,7 +444,7 @@ class InPlaceResults:
         decided = sum(r["n"] for r in rows)
         rec = sum(round((r["value"] or 0) * r["n"]) for r in rows)
         est = _est(wilson(rec, decided))
-        for k in ("exposed", "not_exposed", "not_consumed", "undetermined"):
+        for k in ("exposed", "not_exposed", "not_consumed", "undetermined", "judged"):
             est[k] = sum(r.get(k, 0) for r in rows)
         return est
 
@@ -555,7 +563,7 @@ class InPlaceResults:
                         "mode": mode,
                         "runs": str(r["runs"]),
                         "TSR": _fmt(r["tsr"]),
-                        "PRR": _fmt(prr, f" ({prr['n']} of {prr['exposed']} exp.)") if prr else "",
+                        "PRR": _fmt(prr, _decided(prr)) if prr else "",
                         "not exposed": str(prr["not_exposed"]) if prr else "",
                         "not consumed": str(prr.get("not_consumed", 0)) if prr else "",
                         "undetermined": str(prr.get("undetermined", 0)) if prr else "",
@@ -656,6 +664,7 @@ def evaluate_in_place(
     show: bool = True,
     seed: int = 0,
     n_boot: int = N_BOOT,
+    judge: Any = None,
 ) -> InPlaceResults:
     """Run your agent on your tasks under the clean baseline and each mode; store, score, print.
 
@@ -664,7 +673,10 @@ def evaluate_in_place(
     ``make_agent(tools)``, or a dict ``{label: agent or factory}`` to compare several.
     ``tools``: your tools (``BaseTool`` or plain functions). ``tasks``: see
     :func:`~replan.inplace.tasks.load_tasks`. ``seeds`` repeats each (task, mode) with a new
-    fault draw. ``min_calls`` (or a task's own) turns on RC; ``model`` labels the runs (the store key). Episodes already in ``out`` are
+    fault draw. ``judge`` (a chat model, e.g. your agent's, or ``judge(question) -> str``)
+    decides the runs whose recovery the run itself cannot decide (*undetermined*); its
+    verdicts are labelled judged (:func:`~replan.inplace.verdicts.judge_undetermined`).
+    ``min_calls`` (or a task's own) turns on RC; ``model`` labels the runs (the store key). Episodes already in ``out`` are
     skipped when ``resume`` (same agent label, task, mode and seed).
     """
     from replan.runner.store import SUITE_RECORD, FeedbackRow, ResultsStore, episode_key
@@ -771,6 +783,11 @@ def evaluate_in_place(
                 clean[(job.task.id, job.design, job.seed)] = ep
             ep.model = model
             sc = score_episode_inplace(ep, job.core, all_groups)
+            if judge is not None and sc.recovery.verdict == "undetermined":
+                decided = judge_undetermined(ep, sc.recovery, judge)
+                if decided is not None:  # kept on the episode, so every later scoring agrees
+                    ep.metadata["judged"] = decided
+                    sc = score_episode_inplace(ep, job.core, all_groups)
             scored[ep.episode_id] = sc
             rows = [
                 FeedbackRow(key=f.key, score=f.score, comment=f.comment or "", value=f.value)
