@@ -400,6 +400,11 @@ def text_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+#: how many items of each list in an output the consumption analysis reads (a long result list
+#: would otherwise dominate; what the agent uses is almost always near the top)
+ROWS_SCANNED = 50
+
+
 def _text_of(observation: Any) -> str | None:
     if isinstance(observation, Mapping) and set(observation) == {"text", "values"}:
         text = observation.get("text")
@@ -425,7 +430,9 @@ def consumed_outputs(
         if text is not None:
             items = [(f"text:{tok}", tok) for tok in text_tokens(text)]
         else:
-            items = [(generalise(p), v) for p, v in json_leaves(s.observation)]
+            items = [
+                (generalise(p), v) for p, v in json_leaves(s.observation, max_items=ROWS_SCANNED)
+            ]
         for order, (pattern, value) in enumerate(items):
             if not _distinctive(value) or _appears(value, echoed) or mentions(q, value):
                 continue
@@ -458,7 +465,9 @@ def downstream_tools(steps: Sequence[Step], answer: str | None = None) -> dict[s
             continue
         text = _text_of(s.observation)
         values = (
-            text_tokens(text) if text is not None else [v for _, v in json_leaves(s.observation)]
+            text_tokens(text)
+            if text is not None
+            else [v for _, v in json_leaves(s.observation, max_items=ROWS_SCANNED)]
         )
         values = [v for v in values if _distinctive(v) and not _appears(v, [s.call.args])]
         for t in steps[i + 1 :]:
