@@ -264,17 +264,14 @@ def test_resume_retries_infrastructure_failures_but_keeps_agent_failures(tmp_pat
     args = ["run", "--out", str(out), "--agent", "flaky:make_agent", "--limit", "3"]
     env = {**os.environ, "CI": "1", "FLAKY_MARKER": str(marker)}
 
-    def cli(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*REPLAN, *args, *extra],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            env=env,
-            check=True,
+    def cli(*extra: str, code: int = 0) -> subprocess.CompletedProcess:
+        proc = subprocess.run(
+            [*REPLAN, *args, *extra], capture_output=True, text=True, cwd=tmp_path, env=env
         )
+        assert proc.returncode == code, proc.stderr
+        return proc
 
-    cli()
+    cli(code=1)  # every episode failed for the infrastructure: said, non-zero
     first = _rows(out)
     assert len(first) == 3 and {e for _, e in first.values()} == {"crashed"}
     marker.unlink()  # the cause is fixed

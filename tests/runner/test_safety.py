@@ -150,7 +150,7 @@ def test_a_hanging_agent_factory_is_recorded_as_timeout_and_the_run_ends(tmp_pat
         cwd=cwd,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # ended, and said that nothing ran to a verdict
     assert time.perf_counter() - t0 < 100  # it used to wait forever
     rows = _stored(out)
     assert len(rows) == 2 and {r for _, r in rows} == {"timeout"}, rows
@@ -185,7 +185,7 @@ def test_a_factory_that_exits_fails_its_episodes_not_the_run(tmp_path, factory, 
     proc = _cli(
         "run", "--agent", f"my_agents:{factory}", "--limit", "3", "--out", str(out), cwd=cwd
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # every episode failed: the run says so
     assert "3 failed" in proc.stderr
     with ResultsStore(out) as store:
         eps = store.episodes()
@@ -425,7 +425,7 @@ def test_a_key_inside_the_base_url_is_never_recorded(tmp_path):
         "2",
         OPENAI_API_KEY="sk-test-not-a-real-key-000",
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the one episode failed: said, non-zero
     assert secret not in proc.stdout + proc.stderr
     for f in out.iterdir():
         if f.is_file():
@@ -662,7 +662,7 @@ def test_api_keys_in_the_environment_never_reach_store_logs_or_report(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # every episode failed: said, non-zero
     assert key not in proc.stdout + proc.stderr
     rows = _stored(out)
     assert len(rows) == 2 and {r for _, r in rows} == {"model_error"}

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from replan.cli.terminal import labelled, plain_console
 
 audit_app = typer.Typer(help="Audit benchmark data against the verifier.", no_args_is_help=True)
 
@@ -52,16 +53,18 @@ def audit_pararecover(
     from replan.suites.audit import audit_file, merge_reports
 
     reports = [audit_file(p) for p in paths]
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     for rep in reports:
         for e in rep["line_errors"]:
-            err.print(f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}")
+            err.print(
+                labelled("skipped", f"{e['file']}:{e['line']}: {e['message']}", "yellow", sep=" ")
+            )
     pooled = merge_reports(reports) if len(reports) > 1 else None
     if as_json:
         out = reports[0] if pooled is None else {"reports": reports, "pooled": pooled}
         typer.echo(json.dumps(out, ensure_ascii=False))
         return
-    console = Console()
+    console = plain_console()
     for path, rep in zip(paths, reports, strict=True):
         console.print(
             type_table(

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
+
+from replan.cli.terminal import labelled, plain_console
 
 REPO = "gbw206/ParaRecover"
 COMMIT = "db0e010a30f118c88356062fabc0843a79279249"
@@ -199,13 +200,13 @@ def data_pararecover(
     as_json: bool = typer.Option(False, "--json", help="print the manifest as one JSON object"),
 ) -> None:
     """Fetch the ParaRecover LEVEL-1 / LEVEL-2 files, validate every line, write a manifest."""
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     try:
         manifest = fetch_pararecover(
             dest, base_url=base_url, commit=commit, force=force, log=err.print
         )
     except FetchError as exc:
-        err.print(f"[red]error:[/] {exc}")
+        err.print(labelled("error", exc))
         raise typer.Exit(1) from exc
     if as_json:
         typer.echo(json.dumps(manifest, ensure_ascii=False))

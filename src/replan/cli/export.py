@@ -16,6 +16,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from replan.cli.terminal import labelled, plain_console
 from replan.runner.export import (
     DEFAULT_MIN_AVG,
     DEFAULT_MIN_GAP,
@@ -65,7 +66,7 @@ def _print(summary: ExportSummary, as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(summary.to_dict(), ensure_ascii=False))
         return
-    out = Console()
+    out = plain_console()
     d = summary.to_dict()
     out.print(
         f"{summary.written} {'example(s)' if summary.kind == 'sft' else 'pair(s)'} -> "
@@ -94,14 +95,19 @@ def _print(summary: ExportSummary, as_json: bool) -> None:
         if d.get(key):
             out.print(f"  {key.replace('_', ' ')}: {d[key]}", highlight=False)
     if summary.written == 0:
-        explain_empty(summary, Console(stderr=True))
+        explain_empty(summary, plain_console(stderr=True))
 
 
 def explain_empty(summary: ExportSummary, err: Console) -> None:
     """Why nothing was selected: each filter and how many steps it removed."""
     unit = "pairs" if summary.kind == "dpo" else "examples"
     err.print(
-        f"[yellow]no {unit} selected[/] from {summary.episodes} episode(s); removed by:",
+        labelled(
+            f"no {unit} selected",
+            f"from {summary.episodes} episode(s); removed by:",
+            "yellow",
+            sep=" ",
+        ),
         highlight=False,
     )
     for reason, n in summary.funnel:
@@ -126,10 +132,10 @@ def explain_empty(summary: ExportSummary, err: Console) -> None:
 
 
 def _refuse(exc: EmptyExport) -> NoReturn:
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     if exc.summary is not None:
         explain_empty(exc.summary, err)
-    err.print(f"[red]error[/]: {exc}", highlight=False)
+    err.print(labelled("error", exc), highlight=False)
     raise typer.Exit(1) from exc
 
 
@@ -167,7 +173,7 @@ def sft_command(
     except EmptyExport as exc:
         _refuse(exc)
     except (FileNotFoundError, ValueError) as exc:
-        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        plain_console(stderr=True).print(labelled("error", exc), highlight=False)
         raise typer.Exit(1) from exc
     _print(summary, as_json)
 
@@ -208,7 +214,7 @@ def dpo_command(
     except EmptyExport as exc:
         _refuse(exc)
     except (FileNotFoundError, ValueError) as exc:
-        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        plain_console(stderr=True).print(labelled("error", exc), highlight=False)
         raise typer.Exit(1) from exc
     _print(summary, as_json)
 
@@ -235,12 +241,12 @@ def episodes_command(
     except EmptyExport as exc:
         _refuse(exc)
     except (FileNotFoundError, ValueError) as exc:
-        Console(stderr=True).print(f"[red]error[/]: {exc}", highlight=False)
+        plain_console(stderr=True).print(labelled("error", exc), highlight=False)
         raise typer.Exit(1) from exc
     if as_json:
         typer.echo(json.dumps(res))
         return
-    Console().print(
+    plain_console().print(
         f"{res['episodes']} episode(s) -> {res['out']}, {res['tasks']} task(s) -> "
         f"{res['tasks_out']}\nscore them: replan score {res['out']} --tasks {res['tasks_out']}",
         highlight=False,

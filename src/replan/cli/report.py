@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from replan.cli.terminal import labelled, plain_console
 
 
 def report_command(
@@ -33,14 +34,14 @@ def report_command(
     from replan.report import screenshot, write_report
     from replan.report.data import stored_suites, suites_line
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     try:
         path = write_report(
             out_dir, path=output, seed=seed, n_boot=n_boot, max_episodes=max_episodes
         )
         suites = stored_suites(out_dir)
     except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        err.print(labelled("error", exc), highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     plots = sorted(str(p) for p in path.parent.glob("report-*.png"))
     png = None
@@ -48,7 +49,7 @@ def report_command(
         try:
             png = screenshot(path, path.with_suffix(".png"))
         except (FileNotFoundError, RuntimeError) as exc:
-            err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
+            err.print(labelled("error", exc), highlight=False, soft_wrap=True)
             raise typer.Exit(1) from exc
     if as_json:
         typer.echo(
@@ -95,7 +96,7 @@ def compare_command(
     from replan.report import compare_dirs
     from replan.report.data import PAIRED_METRICS, fmt_p, suites_line
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     try:
         res = compare_dirs(
             dir_a,
@@ -106,29 +107,37 @@ def compare_command(
             allow_suite_mismatch=allow_suite_mismatch,
         )
     except (FileNotFoundError, ValueError) as exc:
-        err.print(f"[red]error[/]: {exc}", highlight=False, soft_wrap=True)
+        err.print(labelled("error", exc), highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
     suites = res["suites"]
     if suites["same"] is False:
         err.print(
-            f"[bold red]WARNING[/]: A and B ran different suites (A: {suites_line(suites['a'])}; "
-            f"B: {suites_line(suites['b'])}): the deltas below compare answers to different "
-            "tasks",
+            labelled(
+                "WARNING",
+                f"A and B ran different suites (A: {suites_line(suites['a'])}; "
+                f"B: {suites_line(suites['b'])}): the deltas below compare answers to different "
+                "tasks",
+                "bold red",
+            ),
             highlight=False,
             soft_wrap=True,
         )
     elif suites["same"] is None:
         err.print(
-            "[yellow]note[/]: the suite version is not recorded in "
-            + " and ".join(side.upper() for side in ("a", "b") if not suites[side])
-            + ": cannot check that both ran the same suite",
+            labelled(
+                "note",
+                "the suite version is not recorded in "
+                + " and ".join(side.upper() for side in ("a", "b") if not suites[side])
+                + ": cannot check that both ran the same suite",
+                "yellow",
+            ),
             highlight=False,
             soft_wrap=True,
         )
     if as_json:
         typer.echo(json.dumps(res, ensure_ascii=False))
         return
-    out = Console()
+    out = plain_console()
     t = res["tasks"]
     out.print(
         f"A = {res['a']['dir']} ({res['a']['episodes']} episodes), "
@@ -145,9 +154,9 @@ def compare_command(
     ):
         if ids:
             shown = ", ".join(ids[:8]) + (" …" if len(ids) > 8 else "")
-            err.print(f"[yellow]note[/]: {len(ids)} {what}: {shown}", highlight=False)
+            err.print(labelled("note", f"{len(ids)} {what}: {shown}", "yellow"), highlight=False)
     if not res["designs"]:
-        err.print("[red]error[/]: no design is present in both directories")
+        err.print(labelled("error", "no design is present in both directories"))
         raise typer.Exit(1)
     words = {k: w for k, w, _ in PAIRED_METRICS}
     for label, d in res["designs"].items():
@@ -176,9 +185,12 @@ def compare_command(
         for side in ("a", "b"):
             if d[f"unpaired_{side}"] or d[f"failures_{side}"]:
                 err.print(
-                    f"[yellow]note[/]: {label}: {d[f'unpaired_{side}']} run(s) of "
-                    f"{side.upper()} without a partner, {d[f'failures_{side}']} failed run(s) "
-                    "left out",
+                    labelled(
+                        "note",
+                        f"{label}: {d[f'unpaired_{side}']} run(s) of {side.upper()} without a "
+                        f"partner, {d[f'failures_{side}']} failed run(s) left out",
+                        "yellow",
+                    ),
                     highlight=False,
                 )
 

@@ -14,7 +14,9 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from replan.cli.terminal import labelled, plain_console
 from replan.runner.experiment import (
     DEFAULT_EPISODE_TIMEOUT_S,
     DEFAULT_MODEL,
@@ -127,7 +129,7 @@ def run_command(
     """Run designs on a suite, score every episode, store it, and print the comparison."""
     from replan.runner.preflight import PreflightError, check_profile, check_run, check_suite
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     try:
         if agent:
             designs = [agent.rsplit(":", 1)[-1]]
@@ -219,7 +221,12 @@ def run_command(
         from replan.runner.langsmith import log_to_langsmith
 
         err.print(log_to_langsmith(out), highlight=False, soft_wrap=True)
-    exit_hard_if_threads_hang(0)
+    failed = nothing_ran(outcome)
+    if failed:
+        err.print(labelled("error", failed), highlight=False, soft_wrap=True)
+    exit_hard_if_threads_hang(1 if failed else 0)
+    if failed:
+        raise typer.Exit(1)
 
 
 def interrupted(err: Console, out: Path) -> NoReturn:
@@ -240,10 +247,8 @@ def interrupted(err: Console, out: Path) -> NoReturn:
 
 def fail(err: Console, message: str, code: int = 2) -> NoReturn:
     """One line on stderr naming the problem and its fix, then exit ``code`` (2: bad input)."""
-    from rich.markup import escape
-
-    # escaped, and no emoji codes: "openai:x: no key" must not print a ❌
-    err.print(f"[red]error[/]: {escape(message)}", highlight=False, soft_wrap=True, emoji=False)
+    # as it is, on any console: no markup (a path with brackets), no emoji ("openai:x: no key")
+    err.print(labelled("error", message), highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -292,7 +297,7 @@ def execute(
         be = LocalBackend(cfg.concurrency)
     else:
         raise typer.BadParameter("--backend must be local or ray")
-    console = progress_console or Console(stderr=True)
+    console = progress_console or plain_console(stderr=True)
     opts["warn"] = lambda text: console.print(text, highlight=False, soft_wrap=True)
     interactive = console.is_terminal and not os.environ.get("CI")
     t0 = time.perf_counter()
@@ -415,8 +420,11 @@ def finish(
         except Exception as exc:  # the results are stored; a report failure must not hide them
             report_path = None
             console.print(
-                f"[yellow]the report could not be written ({type(exc).__name__}: {exc}); "
-                f"the results are in {out}, try `replan report {out}`[/]"
+                Text(
+                    f"the report could not be written ({type(exc).__name__}: {exc}); "
+                    f"the results are in {out}, try `replan report {out}`",
+                    style="yellow",
+                )
             )
     retried = f", {outcome.retried} of them retried failures" if outcome.retried else ""
     restored = getattr(outcome, "restored", 0)
@@ -427,6 +435,9 @@ def finish(
         f"{outcome.failures} failed) in {outcome.wall_s:.1f} s -> {out}",
         highlight=False,
     )
+    reasons = failure_reasons(out, outcome)
+    for reason, n in reasons:  # each cause once, with its count: a failure always says why
+        console.print(labelled(f"  {n} failed", reason, "yellow"), highlight=False, soft_wrap=True)
     cells = getattr(outcome, "cells", None) or {}
     if cfg is not None and cfg.limit is not None and cells:
         console.print(
@@ -443,18 +454,45 @@ def finish(
             "report": str(report_path) if report_path else None,
             "designs": summary,
             "notes": _notes(cfg),
+            "failures": [{"reason": r, "episodes": n} for r, n in reasons],
         }
     header = run_header(cfg, outcome)
-    print_summary(summary, header, Console(file=sys.stdout))
+    print_summary(summary, header, plain_console(file=sys.stdout))
     if cfg is not None:  # what a simulated table can show, and any design-sensitive knob set
         from replan.models.simulated.profiles import model_notes
 
-        stdout = Console(file=sys.stdout)
+        stdout = plain_console(file=sys.stdout)
         for note in model_notes(cfg.models):  # wrapped to the terminal, like the table
             stdout.print(note, highlight=False, markup=False)
     if report_path:
         console.print(f"report: {report_path}", highlight=False)
     return {}
+
+
+def failure_reasons(out: Path, outcome: Any) -> list[tuple[str, int]]:
+    """``(reason, episodes)`` of the run's infrastructure failures, most frequent first
+    (:meth:`~replan.runner.store.ResultsStore.failure_reasons`); none when nothing failed."""
+    from replan.runner.store import ResultsStore
+
+    if not outcome.failures:
+        return []
+    try:
+        with ResultsStore(out) as store:
+            return store.failure_reasons(outcome.keys or None)
+    except StoreError:  # the count is printed; the store's own error shows on the next read
+        return []
+
+
+def nothing_ran(outcome: Any) -> str:
+    """The one-line error of a run whose every episode failed for the infrastructure (a
+    factory that raises, an unreachable endpoint); ``""`` when one ran to a verdict or none
+    was run."""
+    if not outcome.ran or outcome.failures < outcome.ran:
+        return ""
+    return (
+        f"none of the {outcome.ran} episode(s) run reached a verdict: every one failed for the "
+        "reason(s) above; fix that and rerun the same command (failed episodes run again)"
+    )
 
 
 def _notes(cfg: RunConfig | None) -> list[str]:
@@ -597,7 +635,8 @@ def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console)
     lower = [c for c in columns if arrow[c] == " ↓"]
     out.print(
         f"↑ higher is better: {', '.join(higher)}; ↓ lower is better: {', '.join(lower)}. "
-        "[low, high]: 95% interval; n: runs the rate is conditional on; failed: "
+        "[low, high]: 95% interval; n: runs the rate is conditional on (alone: too few "
+        "independent runs for an interval); failed: "
         "infrastructure failures (model error, crash, timeout).",
         highlight=False,
         markup=False,
@@ -624,7 +663,7 @@ def clear_command(
     `replan run --fresh` reruns only the selected episodes; this empties the whole store."""
     from replan.runner.store import ResultsStore, writer_lock
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     if not (out_dir / ResultsStore.FILENAME).is_file():
         fail(err, f"{out_dir}: no {ResultsStore.FILENAME} here, nothing to clear", code=1)
     try:

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from replan.cli.terminal import labelled, plain_console
 
 
 def _read_jsonl(
@@ -140,13 +141,15 @@ def score_command(
         )
         return
     if episodes is None:
-        Console(stderr=True).print("[red]error[/]: give EPISODES.jsonl (or --traces and --tools)")
+        plain_console(stderr=True).print(
+            labelled("error", "give EPISODES.jsonl (or --traces and --tools)")
+        )
         raise typer.Exit(1)
     from replan.core.task import Task
     from replan.core.trace import Episode
     from replan.evaluators import score
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     errors: list[dict[str, Any]] = []
     from replan.evaluators import task_of
 
@@ -163,23 +166,23 @@ def score_command(
     errors.sort(key=lambda e: (e["file"], e["line"]))
     for e in errors:
         err.print(
-            f"[yellow]skipped[/] {e['file']}:{e['line']}: {e['message']}",
+            labelled("skipped", f"{e['file']}:{e['line']}: {e['message']}", "yellow", sep=" "),
             highlight=False,
             soft_wrap=True,
         )
     if not eps:
-        err.print(f"[red]error[/]: no valid episode in {episodes}")
+        err.print(labelled("error", f"no valid episode in {episodes}"))
         raise typer.Exit(1)
     try:
         result = score(eps, task_list, by=by, seed=seed, n_boot=n_boot)
     except ValueError as exc:
-        err.print(f"[red]error[/]: {exc}")
+        err.print(labelled("error", exc))
         raise typer.Exit(1) from exc
     result["input_errors"] = errors
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, default=str))
         return
-    out = Console()
+    out = plain_console()
     src = ", ".join(f"{k}: {v}" for k, v in result["verdict_sources"].items())
     fails = result.get("failures") or 0
     why = ", ".join(f"{k}: {v}" for k, v in (result.get("failure_reasons") or {}).items())

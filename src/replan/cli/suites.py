@@ -10,6 +10,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from replan.cli.terminal import plain_console
+
 suites_app = typer.Typer(
     help="Benchmark suites: what exists and what is in them.", no_args_is_help=True
 )
@@ -32,7 +34,7 @@ def suites_list(
         table.add_column(col)
     for r in rows:
         table.add_row(r["name"], r["description"], ", ".join(r["options"]), r["requires"] or "-")
-    console = Console()
+    console = plain_console()
     console.print(table)
     for r in rows:  # what `replan run --suite NAME` runs without --agents, and where it starts
         where = "at a replan point" if r["start"] == "replan_point" else "fresh"
@@ -75,7 +77,7 @@ def _with_progress(compute: Any) -> dict[str, Any]:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+    with Progress(*columns, console=plain_console(stderr=True), transient=True) as bar:
         tid = bar.add_task("stats", total=None, label="")
 
         def progress(label: str, done: int, total: int) -> None:
@@ -96,7 +98,7 @@ def suites_stats(
     from replan.runner.preflight import PreflightError, check_suite
     from replan.suites import SUITES, get_suite
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     try:
         check_suite(name, path)
         suite = get_suite(name)
@@ -112,7 +114,7 @@ def suites_stats(
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
         return
-    _draw(suite.stats_view(report) if suite.stats_view else [json.dumps(report)], Console())
+    _draw(suite.stats_view(report) if suite.stats_view else [json.dumps(report)], plain_console())
 
 
 def register(app: typer.Typer) -> None:

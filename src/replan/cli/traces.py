@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
-from rich.console import Console
 from rich.table import Table
+
+from replan.cli.terminal import labelled, plain_console
 
 
 def _fmt(est: Any) -> str:
@@ -44,10 +45,10 @@ def traces_command(
     from replan.inplace.traces import RESULT_RULES, TraceError, score_traces
     from replan.runner.preflight import PreflightError, import_spec
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
 
     def fail(msg: str) -> NoReturn:
-        err.print(f"[red]error[/]: {msg}", highlight=False, soft_wrap=True)
+        err.print(labelled("error", msg), highlight=False, soft_wrap=True)
         raise typer.Exit(1)
 
     if tools is None:
@@ -71,11 +72,11 @@ def traces_command(
     except TraceError as exc:
         fail(str(exc))
     for msg in result["input_errors"]:
-        err.print(f"[yellow]skipped[/] {msg}", highlight=False, soft_wrap=True)
+        err.print(labelled("skipped", msg, "yellow", sep=" "), highlight=False, soft_wrap=True)
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, default=str))
         return
-    out = Console()
+    out = plain_console()
     table = Table(title=f"{traces.name}: {result['traces']} conversations (nothing run)")
     for col in ("metric", "value [95% interval]", "n"):
         table.add_column(col, justify="left" if col == "metric" else "right")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,11 +88,27 @@ def iter_lines(path: str | Path) -> Iterator[tuple[int, str | LineError]]:
 
 
 def loads(text: str) -> Any:
-    """``json.loads`` whose every failure is a ``ValueError`` (deep nesting included)."""
+    """``json.loads`` whose every failure is a ``ValueError`` (deep nesting included), and
+    that refuses a ``\\ud800``-style escape left without its pair (a lone UTF-16 surrogate:
+    no character, and text holding one cannot be written as UTF-8 anywhere later)."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply to read") from None
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):  # cheap test first: rare
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(exc.object[exc.start])
+            raise ValueError(
+                f"a \\u{code:04x} escape without its pair (a lone UTF-16 surrogate is not a "
+                "character)"
+            ) from None
+    return value
+
+
+#: a JSON escape of a UTF-16 surrogate (``\\ud800``-``\\udfff``): fixed length, linear
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def iter_json(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:

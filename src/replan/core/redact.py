@@ -3,7 +3,9 @@
 API keys and tokens reach error messages (a provider echoing the key), configurations (a key
 inside ``--base-url http://user:sk-...@host/v1``) and logs (a client logging the URL it calls).
 :func:`redact` masks them all: values of environment variables named like keys, the known key
-shapes, ``Bearer``/``api_key=`` labels, and the credentials part of any URL. Everything that
+shapes, ``Bearer``/``api_key=`` labels, and the credentials of any URL: its userinfo
+(``user:key@``) and every query parameter named like a secret (``?key=``,
+``?subscription-key=``, ``&sig=`` ...). Everything that
 stores or prints a model spec, a configuration or an error goes through it.
 """
 
@@ -28,6 +30,12 @@ _SECRET_PATTERNS = [
     re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
 ]
 _SECRET_ENV = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
+#: a URL query parameter (``?name=value`` or ``&name=value``): the name is bounded, the value
+#: runs to the next separator, so the scan is linear in the text
+_QUERY_PARAM = re.compile(r"([?&;][A-Za-z0-9_.\-\[\]%]{1,64}=)([^&#;\s\"'<>]+)")
+#: a query parameter name that suggests a secret (``key``, ``subscription-key``, ``sig``,
+#: ``access_token``, ``client_secret``, ``pwd``, ``X-Amz-Credential`` ...)
+_SECRET_PARAM = re.compile(r"(?i)key|token|secret|pass|pwd|auth|sig|credential|session")
 
 
 def redact(text: str) -> str:
@@ -39,13 +47,16 @@ def redact(text: str) -> str:
             text = text.replace(value, "***")
     for pat in _SECRET_PATTERNS:
         text = pat.sub(_mask, text)
-    return text
+    return _QUERY_PARAM.sub(_mask_query_param, text)
 
 
 def redact_url(text: str) -> str:
-    """``text`` with only the credentials inside URLs masked: unlike :func:`redact` it does not
-    depend on the environment, so what it returns can be hashed into a stable identity."""
-    return _URL_CREDENTIALS.sub(_mask, text) if text else text
+    """``text`` with only the credentials inside URLs masked (the userinfo, and the value of
+    every query parameter named like a secret): unlike :func:`redact` it does not depend on the
+    environment, so what it returns can be hashed into a stable identity."""
+    if not text:
+        return text
+    return _QUERY_PARAM.sub(_mask_query_param, _URL_CREDENTIALS.sub(_mask, text))
 
 
 def redact_value(value: Any, redactor: Callable[[str], str] = redact) -> Any:
@@ -96,6 +107,14 @@ def redact_logs(names: tuple[str, ...] = URL_LOGGERS) -> None:
         logger = logging.getLogger(name)
         if _FILTER not in logger.filters:
             logger.addFilter(_FILTER)
+
+
+def _mask_query_param(match: re.Match[str]) -> str:
+    """``?key=***``: the value of a query parameter whose name suggests a secret."""
+    name = match.group(1)
+    if not _SECRET_PARAM.search(name) or match.group(2) == "***":
+        return match.group(0)
+    return name + "***"
 
 
 def _mask(match: re.Match[str]) -> str:

@@ -253,6 +253,23 @@ class ToolSpec(BaseModel):
             schema = props[part]
         return dict(schema) if isinstance(schema, Mapping) else None
 
+    def check_schemas(self) -> ToolSpec:
+        """``self`` once every parameter schema compiles; ``ValueError`` naming the tool and the
+        parameter otherwise (a dataset's ``"type": {...}``), so a bad schema is the fault of the
+        line that holds it, found when it is read, not of whatever checks a call against it."""
+        validators = {}
+        for name, schema in self.parameters["properties"].items():
+            try:
+                validators[name] = compile_schema(schema)
+            except Exception as exc:  # compiling an arbitrary schema fails in many ways
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise ValueError(
+                    f"tool {self.name!r} parameter {name!r}: not a valid JSON Schema "
+                    f"({type(exc).__name__}: {why[:120]}): {_short(schema)}"
+                ) from None
+        self._validators = validators
+        return self
+
     def _compiled(self) -> dict[str, Callable[[Any], Any]]:
         if self._validators is None:
             self._validators = {
@@ -395,7 +412,7 @@ class ToolSpec(BaseModel):
                         "required": [r for r in required if r in props],
                     },
                     returns=dict(entry.get("returns") or entry.get("response") or {}),
-                )
+                ).check_schemas()
             )
         return specs
 

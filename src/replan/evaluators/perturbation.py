@@ -668,7 +668,12 @@ class _MacroCells:
             {c: self.boot[c][0] for c in cells}, {c: self.boot[c][1] for c in cells}, metric
         )
         value = None if math.isnan(point) else float(point)
-        out = estimate_from_samples(value, samples, n, "bootstrap, macro over cells").to_dict()
+        # resampled within cells: a cell of one run adds no spread, so with no larger cell
+        # there is no interval (a zero-width one would claim certainty)
+        units = max(len(self.records[c]) for c in cells)
+        out = estimate_from_samples(
+            value, samples, n, "bootstrap, macro over cells", units=units
+        ).to_dict()
         recs = [r for c in cells for r in self.records[c]]
         if metric == "prr":
             out["exposed"] = sum(r.exposed for r in recs)

@@ -4,6 +4,11 @@ Conventions (one place, used by every evaluator):
 
 - **Rates** (TER, PEC(k), RR, TSR, PRR, Pass@1, invalid-DAG rate) get a 95% **Wilson** score
   interval. With ``n = 0`` the value and both bounds are ``None`` (undefined, not 0).
+- **No interval from too few units**: a bootstrap needs at least :data:`MIN_UNITS` independent
+  units to resample (runs; within a stratified bootstrap, runs of one stratum). With fewer, the
+  resamples are all the sample itself and the interval would have zero width, a false
+  certainty; the estimate then keeps its value and ``n`` and has no bounds (``low`` and
+  ``high`` are ``None``; :func:`has_interval` is false), and is printed as ``0.50 n=1``.
 - **Means** (AUC-PEC, RC, E5, SDE items, ...) get a **percentile bootstrap** interval, seeded and
   deterministic: the generator is keyed by ``(seed, metric key)`` so adding a metric never moves
   another metric's interval. The resampling is exact but cheap: a bootstrap resample of N values
@@ -33,6 +38,8 @@ LEVEL = 0.95
 Z95 = 1.959963984540054
 N_BOOT = 2000
 MCNEMAR_EXACT_BELOW = 25
+#: fewest independent units a bootstrap interval is estimated from (see the module docstring)
+MIN_UNITS = 2
 #: above this many distinct rows the bootstrap resamples indices in chunks instead of counts
 _MAX_DISTINCT = 4096
 
@@ -67,6 +74,14 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def has_interval(est: Mapping[str, Any] | Estimate | None) -> bool:
+    """Whether an estimate (or its ``to_dict()``) has both bounds; one with a value and no
+    bounds rests on too few independent units for an interval (:data:`MIN_UNITS`)."""
+    if isinstance(est, Estimate):
+        return est.low is not None and est.high is not None
+    return isinstance(est, Mapping) and est.get("low") is not None and est.get("high") is not None
 
 
 def rng_for(seed: int, key: str) -> np.random.Generator:
@@ -147,6 +162,8 @@ def bootstrap_mean(
     if np.isnan(arr).any():
         raise ValueError(f"bootstrap_mean({key}): values contain NaN/None")
     mean = float(arr.mean())
+    if arr.size < MIN_UNITS:  # nothing to resample: no interval rather than a zero-width one
+        return Estimate(mean, None, None, int(arr.size), "bootstrap")
     if np.all(arr == arr[0]):
         return Estimate(mean, mean, mean, int(arr.size), "bootstrap")
     sums, n = resample_sums(arr, n_boot, rng_for(seed, key))
@@ -155,11 +172,20 @@ def bootstrap_mean(
 
 
 def estimate_from_samples(
-    value: float | None, samples: np.ndarray, n: int, method: str = "bootstrap"
+    value: float | None,
+    samples: np.ndarray,
+    n: int,
+    method: str = "bootstrap",
+    *,
+    units: int | None = None,
 ) -> Estimate:
-    """An :class:`Estimate` from a point value and its bootstrap distribution."""
+    """An :class:`Estimate` from a point value and its bootstrap distribution; ``units`` is the
+    most independent units any resample was drawn from (default ``n``): below
+    :data:`MIN_UNITS` the estimate has no interval."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return Estimate(None, None, None, n, method)
+    if (n if units is None else units) < MIN_UNITS:
+        return Estimate(float(value), None, None, n, method)
     lo, hi = _percentiles(np.asarray(samples, dtype=float))
     if math.isnan(lo):
         return Estimate(float(value), float(value), float(value), n, method)
@@ -249,6 +275,8 @@ def paired_bootstrap(
     if d.size == 0:
         return {"n": 0, "difference": None, "low": None, "high": None, "p_value": None}
     mean = float(d.mean())
+    if d.size < MIN_UNITS:  # one pair: no interval and no test, not a false certainty
+        return {"n": int(d.size), "difference": mean, "low": None, "high": None, "p_value": None}
     if np.all(d == d[0]):
         return {
             "n": int(d.size),

@@ -32,6 +32,7 @@ from replan.env.tool_faults import FaultSchedule
 from replan.env.tool_wrapper import as_base_tool, async_only
 from replan.evaluators.perturbation import toolmaze_feedback
 from replan.evaluators.prefix import prefix_feedback
+from replan.evaluators.stats import has_interval
 from replan.inplace.evaluate import (
     _core_task,
     _Job,
@@ -165,8 +166,12 @@ def summary_evaluator(
                     {
                         "key": f"inplace.{key}.{mode}",
                         "score": float(est["value"]),
-                        "comment": f"95% CI [{est['low']:.3f}, {est['high']:.3f}] "
-                        f"(n={est['n']}{extra})",
+                        "comment": (
+                            f"95% CI [{est['low']:.3f}, {est['high']:.3f}] "
+                            if has_interval(est)
+                            else "no interval (too few runs) "
+                        )
+                        + f"(n={est['n']}{extra})",
                     }
                 )
         return {"results": results}

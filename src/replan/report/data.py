@@ -68,7 +68,7 @@ ERROR_TYPES: tuple[str, ...] = tuple(e.value for e in ErrorType)
 def open_store(out_dir: str | Path) -> ResultsStore:
     """The results store of ``out_dir``; a clear error when there is none (nothing is created)."""
     path = Path(out_dir) / ResultsStore.FILENAME
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):  # what else is there, the store names
         raise FileNotFoundError(
             f"{out_dir}: no {ResultsStore.FILENAME} here, so it is not a replan results "
             "directory (write one with `replan run --out DIR`)"

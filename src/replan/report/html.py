@@ -23,6 +23,7 @@ from typing import Any
 from replan.core.trace import Episode, PlanVersion, Step
 from replan.evaluators import EpisodeScore
 from replan.evaluators.metric import columns as metric_columns
+from replan.evaluators.stats import has_interval
 from replan.report.data import (
     ALPHA,
     PAIRED_METRICS,
@@ -84,8 +85,10 @@ def fmt_estimate(est: Mapping[str, Any] | None, digits: int = 2) -> str:
     if not est or est.get("value") is None:
         return "–"
     text = fmt_value(est["value"], digits)
-    if est.get("low") is not None and est.get("high") is not None:
+    if has_interval(est):
         text += f" [{est['low']:.{digits}f}, {est['high']:.{digits}f}]"
+    elif "low" in est and est.get("n") is not None:
+        text += f" (n={est['n']}, no interval)"
     return text
 
 
@@ -94,8 +97,10 @@ def _cell(est: Mapping[str, Any] | None, metric: str, digits: int = 2, note: str
         body = '<span class="v">–</span>'
     else:
         body = f'<span class="v">{fmt_value(est["value"], digits)}</span>'
-        if est.get("low") is not None and est.get("high") is not None:
+        if has_interval(est):
             body += f' <span class="ci">[{est["low"]:.{digits}f}, {est["high"]:.{digits}f}]</span>'
+        elif "low" in est and est.get("n") is not None:  # too few independent runs for one
+            body += f' <span class="ci">n={est["n"]}, no interval</span>'
     if note:
         body += f'<br><span class="ci">{esc(note)}</span>'
     return f'<td data-metric="{esc(metric)}">{body}</td>'
@@ -143,7 +148,8 @@ def summary_section(data: ReportData) -> str:
     ]
     return (
         '<h2 id="summary">Summary per agent</h2>'
-        '<p class="muted small">Value and 95% interval (Wilson for rates, bootstrap for means). '
+        '<p class="muted small">Value and 95% interval (Wilson for rates, bootstrap for means; '
+        "<em>no interval</em> where too few independent runs leave nothing to resample). "
         "Runs that failed for a reason outside the agent (model error, crash, timeout) are "
         "counted under <em>failures</em> and left out of every metric.</p>"
         f'<table class="summary"><tr><th class="l">agent</th><th>runs</th>{head}'

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from replan.evaluators.metric import Column, columns
+from replan.evaluators.stats import has_interval
 from replan.report.data import build_units, open_store, stored_scores
 
 
@@ -71,13 +72,16 @@ def summarize(
 
 def fmt_estimate(est: Any, sep: str = " ") -> str:
     """``0.74 [0.68, 0.80]`` (or the bare value / '–'); ``sep="\\n"`` stacks the parts, as
-    the terminal table does to stay narrow."""
+    the terminal table does to stay narrow. An estimate on too few independent runs for an
+    interval (:data:`~replan.evaluators.stats.MIN_UNITS`) shows its n instead: ``0.50 n=1``."""
     if not isinstance(est, dict) or est.get("value") is None:
         return "–"
     v = est["value"]
     text = f"{v:.2f}" if isinstance(v, float) else str(v)
-    if est.get("low") is not None and est.get("high") is not None:
+    if has_interval(est):
         text += f"{sep}[{est['low']:.2f}, {est['high']:.2f}]"
     if est.get("eligible") is not None:
         text += f"{sep}n={est['eligible']}"
+    elif not has_interval(est) and "low" in est and est.get("n") is not None:
+        text += f"{sep}n={est['n']}"  # too few independent runs for an interval
     return text

@@ -18,6 +18,7 @@ import signal
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -119,9 +120,30 @@ def run_interruptibly(coro: Coroutine[Any, Any, T]) -> T:
         signal.signal(signal.SIGINT, previous)
         timer.cancel()
         try:
+            if interrupted.is_set():
+                _unwind_quietly(loop)
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()  # shuts the default executor down without waiting for its threads
+
+
+#: seconds the tasks left behind by a Ctrl-C get to unwind before the loop closes
+UNWIND_S = 2.0
+
+
+def _unwind_quietly(loop: asyncio.AbstractEventLoop) -> None:
+    """After Ctrl-C: cancel the tasks the cancelled run left (an episode's graph, its model
+    calls), give them :data:`UNWIND_S` to unwind, and keep asyncio's complaints about what
+    could not (pending tasks destroyed, generators closed mid-step, coroutines never awaited)
+    off the terminal: the interruption is reported in one line by the caller."""
+    loop.set_exception_handler(lambda _loop, _context: None)
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited")
+    left = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for t in left:
+        t.cancel()
+    if left:
+        with contextlib.suppress(BaseException):  # unwinding only; the run is over
+            loop.run_until_complete(asyncio.wait(left, timeout=UNWIND_S))
 
 
 def hung_threads() -> list[threading.Thread]:

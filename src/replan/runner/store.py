@@ -7,10 +7,15 @@ the scoring code that made them and a digest of the episode text they score). An
 feedback and its records are committed in one transaction as soon as the episode finishes, so a
 crash loses at most the episodes in flight and a rerun resumes by skipping finished keys.
 
-The store owns its schema: the version is ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`); a
-store written before the version was recorded (0) is upgraded in place by adding what is new,
-any other version is refused with one line. The only way to empty a store is :meth:`ResultsStore.clear`
-(``replan clear``, which asks first): one transaction, so a failed clear leaves every row.
+The store owns its schema: it is marked by ``PRAGMA application_id`` (:data:`APPLICATION_ID`)
+and the version is ``PRAGMA user_version`` (:data:`SCHEMA_VERSION`). Before anything is written
+the file is recognised (:func:`check_store_file`): absent, empty, a store of ours, or one from
+before the marker (its tables are replan's own); anything else (another application's SQLite
+file, a folder, a FIFO, a dangling link, a read-only file or folder, a corrupt file) is refused
+with one line naming the path and what to do. A store written before the version was recorded
+(0) is upgraded in place by adding what is new, any other version is refused with one line. The
+only way to empty a store is :meth:`ResultsStore.clear` (``replan clear``, which asks first): one
+transaction, so a failed clear leaves every row.
 """
 
 from __future__ import annotations
@@ -19,13 +24,14 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import sys
 import threading
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from replan.core.redact import redact, redact_value
 from replan.core.task import Task
@@ -35,6 +41,8 @@ try:  # POSIX; elsewhere a store has no writer lock
     import fcntl
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
@@ -94,6 +102,14 @@ CREATE TABLE IF NOT EXISTS scores (
 #: the layout :data:`SCHEMA` creates (``PRAGMA user_version``); 0 is a store from before the
 #: version was recorded (no ``scores`` table), which opening upgrades
 SCHEMA_VERSION = 2
+#: ``PRAGMA application_id`` of a replan results store (``rpln``): the marker that tells it from
+#: another application's SQLite file before anything is written
+APPLICATION_ID = 0x72706C6E
+#: the tables of a store: a store written before :data:`APPLICATION_ID` was set is recognised
+#: by holding only these, ``experiments`` and ``episodes`` among them
+STORE_TABLES = frozenset(
+    {"experiments", "tasks", "episodes", "uploads", "feedback", "selections", "scores"}
+)
 
 
 @dataclass(frozen=True)
@@ -112,6 +128,18 @@ class FeedbackRow:
             comment=feedback.comment or "",
             value=getattr(feedback, "value", None),
         )
+
+
+def _why(exc: BaseException) -> str:
+    """The first reason of an error on one short line (a pydantic error's first field)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return f"{'.'.join(str(x) for x in first.get('loc', ())) or 'value'}: {first['msg']}"
+        except Exception:  # not pydantic's: fall back to the text
+            pass
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
 def text_digest(text: str) -> str:
@@ -155,22 +183,82 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 _SOUND: set[tuple[str, int, int]] = set()
 
 
-def check_store_file(path: str | Path) -> None:
-    """Raise :class:`StoreCorrupt` unless ``path`` is absent, empty or a sound SQLite database.
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path`` when it is not a regular file (``None`` when absent or a file, or a
+    link to one): a store is a file or nothing."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        if not path.exists():
+            return f"a dangling symbolic link (to {os.readlink(path)})"
+        st = path.stat()
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a folder"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "a device, not a regular file"
 
-    The header is read first (garbage there makes SQLite refuse the file), then ``PRAGMA
-    quick_check`` on a read-only connection (garbage in the middle of the file): a corrupt store
-    is never opened for writing, so nothing is written into it. A file checked sound is not
-    checked again in this process while its size and modification time stay the same (a
-    command opens its store several times; ``quick_check`` reads the whole file).
+
+def check_store_dir(out_dir: str | Path) -> Path:
+    """Create ``out_dir`` when absent and return it; :class:`StoreError` (one line) when it is
+    not a folder, cannot be created or cannot be written (a store is written beside itself)."""
+    out = Path(out_dir)
+    if (out.exists() or out.is_symlink()) and not out.is_dir():
+        raise StoreError(
+            f"{out}: not a folder ({_kind_of(out) or 'a file'}); a results store is a folder: "
+            "give --out a folder path"
+        )
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"{out}: cannot create the results folder ({exc.strerror or exc}); use another --out"
+        ) from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise StoreError(
+            f"{out}: the results folder is read-only; make it writable (chmod u+w {out}) or copy "
+            "it and use the copy"
+        )
+    return out
+
+
+def check_store_file(path: str | Path) -> None:
+    """Raise :class:`StoreError` (one line naming ``path`` and the fix) unless ``path`` is
+    absent, empty, or a sound, writable replan results store.
+
+    Nothing is written here. What is at ``path`` must be a regular file (not a folder, a FIFO,
+    a dangling link); writable; a SQLite database (the header is read first: garbage there
+    makes SQLite refuse it); sound (``PRAGMA quick_check`` on a read-only connection finds
+    garbage in the middle: :class:`StoreCorrupt`); and replan's (:data:`APPLICATION_ID`, or
+    only replan's tables from before the marker, or no tables at all): another application's
+    database is never written into. A file found sound is not checked again in this process
+    while its size and modification time stay the same (a command opens its store several
+    times; ``quick_check`` reads the whole file).
     """
     path = Path(path)
+    kind = _kind_of(path)
+    if kind is not None:
+        raise StoreError(
+            f"{path}: {kind} is where the results store goes; nothing was written: move it "
+            "aside or use another --out"
+        )
     if not path.is_file() or path.stat().st_size == 0:
         return
     st = path.stat()
     seen = (str(path.resolve()), st.st_size, st.st_mtime_ns)
     if seen in _SOUND:
         return
+    if not os.access(path, os.R_OK | os.W_OK):
+        raise StoreError(
+            f"{path}: the results store is read-only; make it writable (chmod u+rw {path}) or "
+            "copy its folder and use the copy"
+        )
     fix = (
         f"move it aside (mv {path} {path}.corrupt) and rerun to start a new store, "
         "or restore a copy"
@@ -183,16 +271,51 @@ def check_store_file(path: str | Path) -> None:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         try:
             rows = conn.execute("PRAGMA quick_check").fetchall()
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            tables = {
+                name: {c[1] for c in conn.execute(f"PRAGMA table_info({_quoted(name)})")}
+                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                if not name.startswith("sqlite_")
+            }
         finally:
             conn.close()
     except sqlite3.DatabaseError as exc:
         raise StoreCorrupt(f"{path}: the results store is corrupt ({exc}); {fix}") from None
     problems = [str(r[0]) for r in rows if r and r[0] != "ok"]
-    if not problems:
-        _SOUND.add(seen)
     if problems:
         more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
         raise StoreCorrupt(f"{path}: the results store is corrupt ({problems[0]}{more}); {fix}")
+    foreign = _foreign(app_id, tables)
+    if foreign:
+        raise StoreError(
+            f"{path}: not a replan results store ({foreign}); nothing was written to it: use "
+            "another --out, or move the file aside"
+        )
+    _SOUND.add(seen)
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _foreign(app_id: int, tables: Mapping[str, set[str]]) -> str:
+    """Why a sound SQLite database is not a replan store ('' when it is one, or is empty)."""
+    if app_id == APPLICATION_ID:
+        return ""
+    if app_id:
+        return f"another application's SQLite database, application id {app_id:#x}"
+    if not tables:
+        return ""  # nothing in it to harm: it becomes a store
+    ours = (
+        set(tables) <= STORE_TABLES
+        and {"experiments", "episodes"} <= set(tables)
+        and {"key", "experiment_id", "episode"} <= tables["episodes"]
+    )
+    if ours:  # written before the marker was set
+        return ""
+    names = sorted(tables)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"another application's SQLite database, with tables {shown}"
 
 
 #: writer locks this process holds: lock-file path -> [open file, how many holders]
@@ -214,14 +337,20 @@ class WriterLock:
         self._held = False
 
     def acquire(self) -> WriterLock:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        check_store_dir(self.dir)
         key = str(self.path.resolve())
         with _WRITERS_LOCK:
             held = _WRITERS.get(key)
             if held is not None:
                 held[1] += 1
             else:
-                fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held past here
+                try:
+                    fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held past here
+                except OSError as exc:
+                    raise StoreError(
+                        f"{self.path}: cannot open the writer lock ({exc.strerror or exc}); "
+                        "move it aside or use another --out"
+                    ) from None
                 if fcntl is not None:
                     try:
                         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -271,11 +400,21 @@ class ResultsStore:
     FILENAME = "results.sqlite"
 
     def __init__(self, out_dir: str | Path):
-        self.dir = Path(out_dir)
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir = check_store_dir(out_dir)
         self.path = self.dir / self.FILENAME
         self._lock = threading.Lock()
-        check_store_file(self.path)
+        check_store_file(self.path)  # recognised as ours (or new) before anything is written
+        try:
+            self._open()
+        except sqlite3.Error as exc:
+            if getattr(self, "_conn", None) is not None:
+                self._conn.close()
+            raise StoreError(
+                f"{self.path}: the results store cannot be opened ({exc}); check the disk and "
+                "the file's permissions, or use another --out"
+            ) from None
+
+    def _open(self) -> None:
         self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
         if version not in (0, SCHEMA_VERSION):  # checked before anything is written
@@ -292,10 +431,24 @@ class ResultsStore:
         self._conn.executescript(SCHEMA)
         if version != SCHEMA_VERSION:
             self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        if self._conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+            self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
 
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+    def _read(self, what: str, key: str, parse: Callable[[str], T], text: str) -> T:
+        """One stored row parsed; a row that cannot be read (changed outside replan) is one
+        line naming the store, the row and the fix, not a traceback."""
+        try:
+            return parse(text)
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+            raise StoreError(
+                f"{self.path}: the stored {what} {key!r} cannot be read ({_why(exc)}); it was "
+                "changed outside replan: rerun it with `replan run ... --fresh`, or move the "
+                "store aside"
+            ) from None
 
     def __enter__(self) -> ResultsStore:
         return self
@@ -326,7 +479,7 @@ class ResultsStore:
         record = config.get(SUITE_RECORD)
         with self._tx() as c:
             stored = {
-                eid: json.loads(text)
+                eid: self._read("experiment", eid, json.loads, text)
                 for eid, text in c.execute("SELECT id, config FROM experiments").fetchall()
             }
             if record:
@@ -373,7 +526,11 @@ class ResultsStore:
             text = stored.get(t.task_id)
             if text is None or text == t.model_dump_json():
                 continue
-            if Task.model_validate_json(text) != t:
+            try:
+                old = Task.model_validate_json(text)
+            except ValueError:  # an unreadable row holds no definition to keep: it is rewritten
+                continue
+            if old != t:
                 raise SuiteMismatch(
                     f"{self.dir}: task {t.task_id!r} of suite {t.suite!r} is stored here with "
                     "another definition; results of two versions of a suite must not mix: run "
@@ -491,7 +648,10 @@ class ResultsStore:
             ).fetchone()
         if row is None or row[0] != source:
             return None
-        ids = json.loads(row[1])
+        try:
+            ids = json.loads(row[1])
+        except ValueError:  # an unreadable selection: the suite is selected again
+            return None
         tasks = self.tasks()
         if any(t not in tasks for t in ids):
             return None
@@ -561,12 +721,37 @@ class ResultsStore:
             cur = self._conn.execute("SELECT key FROM episodes WHERE failed = 1")
             return {r[0] for r in cur.fetchall()}
 
+    def failure_reasons(self, keys: Collection[str] | None = None) -> list[tuple[str, int]]:
+        """``(reason, how many)`` of the stored infrastructure failures (of ``keys``), most
+        frequent first: the reason is the end reason and the first line of the episode's
+        error (``crashed: RuntimeError: no GPU``), so one cause shows once with its count."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, task_id, end_reason, CASE WHEN json_valid(episode) THEN"
+                " json_extract(episode, '$.error') END FROM episodes WHERE failed = 1"
+            ).fetchall()
+        wanted = None if keys is None else set(keys)
+        counts: dict[str, int] = {}
+        for key, task_id, end, error in rows:
+            if wanted is not None and key not in wanted:
+                continue
+            first = (str(error or "").strip().splitlines() or ["no error recorded"])[0]
+            # the same cause on every task reads the same: the task's name is left out
+            first = first.replace(task_id, "<task>") if task_id else first
+            if first.startswith("task <task>"):  # "task T, design D: why" -> "why"
+                first = first.partition(": ")[2] or first
+            reason = f"{end}: {redact(first)[:300]}"
+            counts[reason] = counts.get(reason, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
     def experiments(self) -> list[tuple[str, dict[str, Any]]]:
         with self._lock:
             rows = self._conn.execute(
                 "SELECT id, config FROM experiments ORDER BY created_at, id"
             ).fetchall()
-        return [(r[0], redact_value(json.loads(r[1]))) for r in rows]
+        return [
+            (r[0], redact_value(self._read("experiment", r[0], json.loads, r[1]))) for r in rows
+        ]
 
     def suite_record(self, experiment_id: str) -> dict[str, Any]:
         """The suite an experiment ran (:data:`SUITE_RECORD`); ``{}`` when none was recorded."""
@@ -574,26 +759,30 @@ class ResultsStore:
             row = self._conn.execute(
                 "SELECT config FROM experiments WHERE id = ?", (experiment_id,)
             ).fetchone()
-        return dict(json.loads(row[0]).get(SUITE_RECORD) or {}) if row else {}
+        if not row:
+            return {}
+        return dict(
+            self._read("experiment", experiment_id, json.loads, row[0]).get(SUITE_RECORD) or {}
+        )
 
     def tasks(self) -> dict[str, Task]:
         with self._lock:
-            rows = self._conn.execute("SELECT task FROM tasks").fetchall()
+            rows = self._conn.execute("SELECT task_id, task FROM tasks").fetchall()
         out = {}
-        for (text,) in rows:
-            t = Task.model_validate_json(text)
+        for task_id, text in rows:
+            t = self._read("task", task_id, Task.model_validate_json, text)
             out[t.task_id] = t
         return out
 
     def episodes(self, experiment_id: str | None = None) -> list[Episode]:
-        q = "SELECT episode FROM episodes"
+        q = "SELECT key, episode FROM episodes"
         params: tuple[Any, ...] = ()
         if experiment_id is not None:
             q += " WHERE experiment_id = ?"
             params = (experiment_id,)
         with self._lock:
             rows = self._conn.execute(q + " ORDER BY key", params).fetchall()
-        return [Episode.from_json(r[0]) for r in rows]
+        return [self._read("episode", k, Episode.from_json, text) for k, text in rows]
 
     def scored_episodes(
         self, stamp: str, keys: Collection[str] | None = None
@@ -627,7 +816,12 @@ class ResultsStore:
                     continue
                 digest = text_digest(text)
                 current = made_by == stamp and scored_digest == digest
-                yield Episode.from_json(text), digest, json.loads(records) if current else None
+                ep = self._read("episode", key, Episode.from_json, text)
+                yield (
+                    ep,
+                    digest,
+                    self._read("scores of", key, json.loads, records) if current else None,
+                )
 
     def episodes_by_key(self, keys: Iterable[str]) -> dict[str, Episode]:
         """The stored episodes of ``keys`` (those that exist), read in pages of 500."""
@@ -640,7 +834,7 @@ class ResultsStore:
                     f"SELECT key, episode FROM episodes WHERE key IN ({','.join('?' * len(part))})",
                     part,
                 ).fetchall()
-            out.update((k, Episode.from_json(text)) for k, text in rows)
+            out.update((k, self._read("episode", k, Episode.from_json, text)) for k, text in rows)
         return out
 
     def feedback(
