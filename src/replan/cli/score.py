@@ -40,6 +40,15 @@ def _read_jsonl(
     return kept
 
 
+def _interval(est: dict[str, Any]) -> str:
+    """``[low, high]``; "no interval" for a value on too few independent runs for one."""
+    from replan.evaluators.stats import has_interval
+
+    if est.get("value") is not None and not has_interval(est):
+        return "no interval"
+    return f"[{_fmt(est.get('low'))}, {_fmt(est.get('high'))}]"
+
+
 def _fmt(x: Any) -> str:
     if x is None:
         return "-"
@@ -59,7 +68,7 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
                         (
                             f"prefix.{name}({row['k']})",
                             _fmt(e["value"]),
-                            f"[{_fmt(e['low'])}, {_fmt(e['high'])}]",
+                            _interval(e),
                             str(e["n"]),
                         )
                     )
@@ -75,7 +84,7 @@ def _rows(result: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             (
                 key,
                 _fmt(est["value"]),
-                f"[{_fmt(est['low'])}, {_fmt(est['high'])}]",
+                _interval(est),
                 f"{est['n']}{note}",
             )
         )
