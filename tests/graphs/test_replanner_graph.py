@@ -325,7 +325,10 @@ class FirstCallFails:
         )()
 
 
-def test_a_failed_node_reruns_and_the_fault_hits_the_first_in_node_order(kit):
+def test_the_fault_hits_the_first_in_node_order_and_only_the_replanner_retries(kit):
+    """The tool returned an error (a 503): the node ran, and re-running it is the replanner's
+    decision, never the executor's. A replanner that keeps the plan trusts the error (nothing
+    runs again); one that adds a retry node ``1.1`` gets it run in the next wave."""
     tool = kit.sleeper("t", 0.05)
     plan = [
         kit.ROOT,
@@ -333,13 +336,24 @@ def test_a_failed_node_reruns_and_the_fault_hits_the_first_in_node_order(kit):
         kit.node("2", "t", {"x": 2}),
         kit.response("1", "2"),
     ]
+    retry = [
+        kit.ROOT,
+        kit.node("1", "t", {"x": 1}),
+        kit.node("2", "t", {"x": 2}),
+        kit.node("1.1", "t", {"x": 1}),
+        kit.response("1.1", "2"),
+    ]
     for _ in range(3):
         world = kit.custom_world([tool], faults=FirstCallFails("t"))
         ep = run_episode(
             "replanner_loop", loop_model(kit, plan), kit.custom_task([tool]), world=world
         )
-        assert [(s.round, s.call.node_id) for s in ep.steps] == [(1, "1"), (1, "2"), (2, "1")]
+        assert [(s.round, s.call.node_id) for s in ep.steps] == [(1, "1"), (1, "2")]
         assert ep.steps[0].perturbation is not None and ep.steps[0].observation == {"error": "503"}
+        world = kit.custom_world([tool], faults=FirstCallFails("t"))
+        model = loop_model(kit, plan, replans=[kit.plan_text(retry)])
+        ep = run_episode("replanner_loop", model, kit.custom_task([tool]), world=world)
+        assert [(s.round, s.call.node_id) for s in ep.steps] == [(1, "1"), (1, "2"), (2, "1.1")]
         assert ep.steps[2].perturbation is None and ep.steps[2].observation["value"] == 2
 
 

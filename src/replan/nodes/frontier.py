@@ -378,8 +378,10 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
                 gate.finish(position, new_state)
                 _SLOT.reset(token)  # type: ignore[arg-type]
         update: dict[str, Any] = {"steps": [step]}
-        explicit_fault = step.perturbation is not None and step.perturbation.explicit
-        if step.verdict.ok and not explicit_fault:
+        # the node ran when the world accepted the call; whether what the tool returned (an
+        # error, a 503, a wrong value) is usable is the replanner's judgement, never the
+        # injector's record (which no node reads)
+        if step.verdict.ok:
             update["outputs"] = {node.id: step.observation}
         delta = world_delta(base, new_state)
         if delta is not None:

@@ -110,8 +110,7 @@ def replanner_request(
             ran += 1
             outputs.update(dict.fromkeys(plan.next_wave(outputs)[1]))  # settle tool-less nodes
             for s in episode.steps:
-                explicit = s.perturbation is not None and s.perturbation.explicit
-                if s.round == ran and s.verdict.ok and not explicit and s.call.node_id:
+                if s.round == ran and s.verdict.ok and s.call.node_id:
                     outputs[s.call.node_id] = s.observation
         wave = [s for s in episode.steps if s.round == pv.round]
         failed = {s.call.node_id for s in wave if s.call.node_id not in outputs}

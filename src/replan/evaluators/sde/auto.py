@@ -105,11 +105,11 @@ def auto_s4(ctx: ReplanContext) -> tuple[float | None, str]:
     stale = None
     for n in plan.call_nodes:
         s = latest.get(n.id)
-        ran_ok = (
-            s is not None
-            and s.verdict.ok
-            and (s.perturbation is None or not s.perturbation.explicit)
-        ) or (s is None and n.id in inherited)  # history the replanner was handed as done
+        # executed = the world accepted the call, as the executor marks it (an injected error
+        # it returned is the replanner's to notice; D1-D5 judge that, not the statuses)
+        ran_ok = (s is not None and s.verdict.ok) or (
+            s is None and n.id in inherited  # history the replanner was handed as done
+        )
         if n.status == "done" and not ran_ok:
             what = "never ran" if s is None else "failed"
             return 0.0, f"node {n.id} is marked done but {what}"
