@@ -263,7 +263,9 @@ def two_design_store(out: Path) -> Path:
 
 
 # -- replanner episodes (export) ---------------------------------------------------------------
-#: the plan as the replanner sees it after wave 1 failed on node 1 (statuses from execution)
+#: the plan as the replanner sees it after wave 1, where node 1 met a 503 (statuses from
+#: execution: the world accepted the call, so node 1 ran; whether its error result is usable is
+#: the replanner's call, never the injection record's)
 EXPECTED_PLAN_AFTER_WAVE_1 = {
     "tasks": [
         {"id": "root", "desc": "book the flight", "dep": [], "status": True},
@@ -273,7 +275,7 @@ EXPECTED_PLAN_AFTER_WAVE_1 = {
             "para": ROUTE,
             "desc": "find",
             "dep": ["root"],
-            "status": False,
+            "status": True,
         },
         {
             "id": "2",
