@@ -59,7 +59,7 @@ def _literal_params(plan: Plan):
     """(node, param) pairs holding a literal value (no reference)."""
     for node in plan.call_nodes:
         for k, v in node.args.items():
-            if not list(iter_references(v)):
+            if not list(iter_references(v, plan.ids)):
                 yield node, k
 
 
@@ -138,7 +138,7 @@ def test_dependency_mutations(seed, n):
     g = plan.graph()
     # remove a dependency that carries data, when that leaves the producer a non-ancestor
     for node in plan.call_nodes:
-        used = {r.node for r in iter_references(node.args)}
+        used = {r.node for r in iter_references(node.args, plan.ids)}
         for dep in node.deps:
             if dep not in used:
                 continue
@@ -157,7 +157,7 @@ def test_dependency_mutations(seed, n):
             break
     # add a dependency that carries no data (and no state): a Serial_Error candidate
     for node in plan.call_nodes:
-        used = {r.node for r in iter_references(node.args)}
+        used = {r.node for r in iter_references(node.args, plan.ids)}
         spec = CORPUS.tools[node.tool]
         needs = {p.collection for p in spec.preconditions} | {e.collection for e in spec.effects}
         for other in plan.call_nodes:
@@ -177,6 +177,6 @@ def test_random_plan_is_deterministic():
     assert a.to_text() == b.to_text()
     assert all(isinstance(n, PlanNode) for n in a.nodes)
     assert (
-        any(exact_reference(v) for n in a.call_nodes for v in n.args.values())
+        any(exact_reference(v, a.ids) for n in a.call_nodes for v in n.args.values())
         or len(a.call_nodes) == 1
     )

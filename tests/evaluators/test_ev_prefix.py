@@ -44,11 +44,13 @@ def test_worked_example_on_real_episodes() -> None:
     failed = tv.run(t, [tv.book(ref="FQ-NOPE")], answer="sorry", episode_id="f")
     idle = tv.run(t, [], answer="Booked.", episode_id="i")
     out = score([clean, broke, failed, idle], [t], n_boot=300)
-    # TER = clean runs / N = {clean, idle} / 4; zero-call share = 1/4 beside it
-    assert out["prefix.ter"]["value"] == pytest.approx(2 / 4)
+    # zero-call runs are left out of TER and AUC-PEC (seed 003 scores prefixes of actual
+    # calls) and counted in their own column: TER = {clean} / {clean, broke, failed}
+    assert out["prefix.ter"]["value"] == pytest.approx(1 / 3)
     assert out["prefix.zero_call"]["value"] == pytest.approx(1 / 4)
-    # AUC-PEC terms: 1, (2 − 1)/4, (1 − 1)/1, 1 (n = 0)
-    assert out["prefix.auc_pec"]["value"] == pytest.approx((1 + 1 / 4 + 0 + 1) / 4)
+    assert out["prefix.zero_call"]["count"] == 1
+    # AUC-PEC terms of the runs with calls: 1, (2 − 1)/4, (1 − 1)/1
+    assert out["prefix.auc_pec"]["value"] == pytest.approx((1 + 1 / 4 + 0) / 3)
     # RR: eligible = N·(1 − TER) = 2 (broke, failed), one succeeded
     assert out["prefix.rr"]["value"] == pytest.approx(1 / 2)
     assert out["prefix.rr"]["eligible"] == 2
@@ -116,9 +118,14 @@ runs = st.lists(
 def test_invariants(records: list[tuple[int | None, int, bool | None]]) -> None:
     s = summarize_prefix(records, n_boot=200)
     n_runs = len(records)
+    acting = sum(1 for _, n, _ in records if n > 0)
     ter, auc = s["prefix.ter"]["value"], s["prefix.auc_pec"]["value"]
-    assert 0 <= ter <= auc + 1e-12 <= 1 + 1e-12
-    assert s["prefix.rr"]["eligible"] == round(n_runs * (1 - ter))
+    if acting == 0:  # only zero-call runs: nothing for TER and AUC-PEC to score
+        assert ter is None and auc is None
+    else:
+        assert 0 <= ter <= auc + 1e-12 <= 1 + 1e-12
+        assert s["prefix.rr"]["eligible"] == round(acting * (1 - ter))
+    assert s["prefix.zero_call"]["count"] == n_runs - acting
     curve = s["prefix.pec"]
     pec = [row["pec"]["value"] for row in curve]
     assert all(a >= b for a, b in itertools.pairwise(pec))
@@ -206,13 +213,34 @@ def test_recorded_fallback_without_task() -> None:
     assert (rec.fed, rec.n, rec.source, rec.first_error_type) == (3, 3, "recorded", "Type_Error")
 
 
-def test_empty_run_is_clean_and_scores_one() -> None:
+def test_empty_run_is_left_out_of_ter_and_auc_pec() -> None:
     ep = Episode(episode_id="e0", task_id="x", success=False)
     rec = prefix_record(ep)
-    assert rec.clean and rec.auc_term == 1.0
+    assert rec.clean and rec.n == 0
     s = summarize_prefix([rec])
-    assert s["prefix.ter"]["value"] == 1.0 and s["prefix.pec"] == []
-    assert s["prefix.zero_call"]["value"] == 1.0  # ... and shown as a zero-call run
+    # no run with a call: TER and AUC-PEC have nothing to score (seed 003 §3 scores prefixes
+    # of the calls a run made); the run shows in the zero-call column
+    assert s["prefix.ter"]["value"] is None and s["prefix.ter"]["n"] == 0
+    assert s["prefix.auc_pec"]["value"] is None and s["prefix.pec"] == []
+    assert s["prefix.zero_call"]["value"] == 1.0 and s["prefix.zero_call"]["count"] == 1
+    # the literal reading on request: a zero-call run is clean and its AUC term is 1
+    old = summarize_prefix([rec], zero_calls="clean")
+    assert old["prefix.ter"]["value"] == 1.0 and old["prefix.auc_pec"]["value"] == 1.0
+
+
+def test_zero_call_runs_do_not_lift_ter_by_hand() -> None:
+    """Runs (FED, n): (None, 0), (None, 0), (2, 3), (None, 2), (1, 4). Worked by hand: the three
+    runs with calls give TER 1/3 and AUC-PEC (1/3 + 1 + 0)/3 = 4/9; zero-call share 2/5; RR
+    eligible 2 (FED defined), one of them successful."""
+    runs = [(None, 0, True), (None, 0, False), (2, 3, True), (None, 2, False), (1, 4, False)]
+    s = summarize_prefix(runs, n_boot=200)
+    assert s["prefix.ter"]["value"] == pytest.approx(1 / 3) and s["prefix.ter"]["n"] == 3
+    assert s["prefix.auc_pec"]["value"] == pytest.approx(4 / 9)
+    assert s["prefix.zero_call"]["value"] == pytest.approx(2 / 5)
+    assert s["prefix.rr"]["eligible"] == 2 and s["prefix.rr"]["value"] == pytest.approx(1 / 2)
+    lit = summarize_prefix(runs, n_boot=200, zero_calls="clean")
+    assert lit["prefix.ter"]["value"] == pytest.approx(3 / 5)
+    assert lit["prefix.auc_pec"]["value"] == pytest.approx((1 + 1 + 1 / 3 + 1 + 0) / 5)
 
 
 def test_score_aggregates_travel_runs() -> None:

@@ -50,7 +50,7 @@ def test_prefix_example() -> None:
     ex = examples()["prefix"]
     got = summarize_prefix([tuple(r) for r in ex["runs"]])
     want = ex["expect"]
-    for key in ("prefix.ter", "prefix.auc_pec", "prefix.rr"):
+    for key in ("prefix.ter", "prefix.auc_pec", "prefix.rr", "prefix.zero_call"):
         assert got[key]["value"] == pytest.approx(want[key]), key
     assert got["prefix.rr"]["eligible"] == want["eligible"]
     assert [r["pec"]["value"] for r in got["prefix.pec"]] == pytest.approx(want["pec"])

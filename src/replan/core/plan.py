@@ -73,28 +73,27 @@ class Reference(BaseModel):
         return reference_text(self.node, *self.path)
 
 
-def split_reference(body: str, known_ids: Iterable[str] | None = None) -> Reference:
-    """Split the inside of ``${...}`` into node id and field path.
+def split_reference(body: str, known_ids: Iterable[str]) -> Reference:
+    """Split the inside of ``${...}`` into node id and field path: the one parser.
 
-    Node ids may contain dots (``"2.1"``): with ``known_ids`` the longest known id that is a
-    prefix wins; without them the first dot separates id and path.
+    Node ids may contain dots (``"2.1"``), so the split needs the ids the reference may name
+    (``known_ids``, required: a reader without them would split ``${1.1.x}`` at node ``1``
+    while the world resolves node ``1.1``). The longest known id that is a prefix wins; a
+    reference to no known id splits at its first dot.
     """
     body = body.strip()
-    if known_ids is not None:
-        best = None
-        for nid in known_ids:
-            if (body == nid or body.startswith(nid + ".")) and (
-                best is None or len(nid) > len(best)
-            ):
-                best = nid
-        if best is not None:
-            rest = body[len(best) + 1 :]
-            return Reference(node=best, path=[p for p in rest.split(".") if p] if rest else [])
+    best = None
+    for nid in known_ids:
+        if (body == nid or body.startswith(nid + ".")) and (best is None or len(nid) > len(best)):
+            best = nid
+    if best is not None:
+        rest = body[len(best) + 1 :]
+        return Reference(node=best, path=[p for p in rest.split(".") if p] if rest else [])
     head, _, rest = body.partition(".")
     return Reference(node=head, path=[p for p in rest.split(".") if p])
 
 
-def exact_reference(value: Any, known_ids: Iterable[str] | None = None) -> Reference | None:
+def exact_reference(value: Any, known_ids: Iterable[str]) -> Reference | None:
     """The reference ``value`` *is* (a whole-string ``${...}``), else ``None``."""
     if isinstance(value, str):
         m = _EXACT_REF.match(value.strip())
@@ -103,17 +102,19 @@ def exact_reference(value: Any, known_ids: Iterable[str] | None = None) -> Refer
     return None
 
 
-def iter_references(value: Any, known_ids: Iterable[str] | None = None) -> Iterable[Reference]:
-    """Every ``${...}`` reference anywhere inside ``value`` (nested lists/dicts included)."""
+def iter_references(value: Any, known_ids: Iterable[str]) -> Iterable[Reference]:
+    """Every ``${...}`` reference anywhere inside ``value`` (nested lists/dicts included), split
+    by :func:`split_reference` against ``known_ids``."""
+    known = known_ids if isinstance(known_ids, (list, tuple, set, frozenset)) else list(known_ids)
     if isinstance(value, str):
         for m in REFERENCE_PATTERN.finditer(value):
-            yield split_reference(m.group(1), known_ids)
+            yield split_reference(m.group(1), known)
     elif isinstance(value, Mapping):
         for v in value.values():
-            yield from iter_references(v, known_ids)
+            yield from iter_references(v, known)
     elif isinstance(value, list):
         for v in value:
-            yield from iter_references(v, known_ids)
+            yield from iter_references(v, known)
 
 
 class PlanNode(BaseModel):

@@ -120,6 +120,10 @@ class EndReason(StrEnum):
     TIMEOUT = "timeout"
     UNPARSABLE_PLAN = "unparsable_plan"
     CRASHED = "crashed"
+    #: a call failed after the last replan the run was allowed (a replan point's one replan)
+    CALL_FAILED = "call_failed"
+    #: pending call nodes that can never run (their dependencies failed or never ran)
+    STUCK = "stuck"
 
 
 #: end reasons that mean the episode did not run to a verdict of its own (an infrastructure

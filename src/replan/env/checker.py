@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from replan.core.plan import Plan
 from replan.core.task import Checker, Task
 from replan.core.trace import Episode
 from replan.env.world import WorldState
@@ -167,3 +169,27 @@ def check(
         if not mentions(answer, fact):
             reasons.append(f"the answer does not state {fact!r}")
     return CheckResult(success=not reasons, reasons=reasons)
+
+
+def abandoned_calls(previous: Plan, new: Plan, executed: Iterable[str] = ()) -> list[str]:
+    """The pending call nodes of ``previous`` that ``new`` drops without a replacement (a
+    give-up, whatever the plan's words say), else ``[]``.
+
+    Pending = a call node of ``previous`` that has not run cleanly (``executed``: the ids that
+    did). It is *dropped* when ``new`` has no call node with its id and none with its tool (a
+    retry under a new id, or a duplicate removed while its twin stays, keeps the tool). A
+    *replacement* is a call node of ``new`` that ``previous`` does not have: a new id, or an id
+    whose tool changed (a reroute). Pass@1 (seed 000, Appendix B: the replanned plan
+    "completes the task in subsequent rounds") does not count a replan that reaches the
+    response by abandoning calls it still owed.
+    """
+    ran = set(executed)
+    pending = [n for n in previous.call_nodes if n.id not in ran]
+    new_ids = {n.id for n in new.call_nodes}
+    new_tools = {n.tool for n in new.call_nodes}
+    dropped = [n.id for n in pending if n.id not in new_ids and n.tool not in new_tools]
+    if not dropped:
+        return []
+    before = {n.id: n.tool for n in previous.call_nodes}
+    replaced = any(n.id not in before or before[n.id] != n.tool for n in new.call_nodes)
+    return [] if replaced else dropped

@@ -33,15 +33,25 @@ from replan.env.world import (
 
 _FAILED_TEXT = re.compile(
     r"^\s*(?:error|exception|failed|failure|invalid|missing|timeout|timed out|错误|失败|异常|超时)"
-    r"|\berror\b[:：]|parameter (?:format )?error|not recognized|is required|timed out",
+    r"|\berror\b[:：]|parameter (?:format )?error|not recognized|is required|timed out"
+    r"|\btool call failed\b|调用失败",
     re.I,
 )
 
 
 def result_failed(result: Any) -> bool:
-    """Whether a recorded tool result reads as a failure (an error text, empty, a timeout)."""
+    """Whether a recorded tool result reads as a failure: empty, an object with an ``error``
+    key (also as JSON text, ``'{"error": ...}'``), or an error text ("Error: ...", "Tool call
+    failed. ...", a timeout)."""
     if result in (None, "", [], {}):
         return True
+    if isinstance(result, str) and result.lstrip().startswith("{"):
+        try:
+            decoded = json.loads(result)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, Mapping):
+            result = decoded
     if isinstance(result, Mapping) and ("error" in result or "Error" in result):
         return True
     text = result if isinstance(result, str) else ""
@@ -102,7 +112,7 @@ def check_call(
     names = spec.check_names(args if args is not None else {})
     if not names.ok:
         return Verdict(code=names.code, param=names.param, message=names.message)
-    known = list(executed) if executed is not None else None
+    known = list(executed) if executed is not None else []
     for k, v in (args or {}).items():
         refs = list(iter_references(v, known))
         exact = exact_reference(v, known)

@@ -15,10 +15,13 @@ Decisions where the paper leaves a choice:
 - **Success** is the episode's recorded ``success``; when that is ``None`` and a task is
   available, the task's checker decides it on the replayed final state. Still unknown counts
   as not successful (conservative) and is reported as ``success_unknown``.
-- **n = 0** (a run with no calls) has no invalid call, so by the definition it counts towards
-  TER and scores 1 in AUC-PEC, and drops off PEC(k) at every k ≥ 1 (its length is below k). It
-  is no evidence of executability, so every summary also reports the share of such runs
-  (``prefix.zero_call``) beside TER: a TER made of runs that never acted is not a clean agent.
+- **n = 0** (a run with no calls) has no prefix to score: seed 003 (§3, "executable prefixes"
+  of the calls a run actually made) scores the prefixes of actual calls, and a run that never
+  acted is no evidence of executability. By default such runs are left out of TER and AUC-PEC
+  (their denominator is the runs with n ≥ 1) and counted in their own column
+  (``prefix.zero_call``: count and share of all runs); they drop off PEC(k) at every k ≥ 1 (their
+  length is below k) and are not RR-eligible (no FED). ``summarize_prefix(...,
+  zero_calls="clean")`` restores the literal reading (a zero-call run is clean, AUC term 1).
 - **Perturbed modes.** Under P1–P4 a call that fails because it carried an injected corrupted
   value counts as the agent's invalid call (the agent trusted it). The evaluators therefore
   report the prefix metrics per mode and the headline on NP (see :mod:`replan.evaluators`),
@@ -75,7 +78,8 @@ class PrefixRecord:
 
     @property
     def auc_term(self) -> float:
-        """This run's (FED − 1)/n; 1 for a clean run and for n = 0."""
+        """This run's (FED − 1)/n; 1 for a clean run (and for n = 0, which the summaries leave
+        out of AUC-PEC by default)."""
         return 1.0 if self.fed is None or self.n == 0 else (self.fed - 1) / self.n
 
 
@@ -169,7 +173,7 @@ def prefix_feedback(rec: PrefixRecord) -> list[Feedback]:
         where = (
             f"clean run: all {rec.n} calls executable"
             if rec.n
-            else "no tool call: clean by definition, but no evidence of executability"
+            else "no tool call: no evidence of executability (left out of TER and AUC-PEC)"
         )
         out = [
             Feedback("prefix.fed", None, where),
@@ -287,18 +291,25 @@ def summarize_prefix(
     *,
     seed: int = 0,
     n_boot: int = N_BOOT,
+    zero_calls: str = "exclude",
 ) -> dict[str, Any]:
     """Aggregates over runs, each with a 95% interval.
 
-    Keys: ``prefix.ter``, ``prefix.zero_call`` (share of runs with no tool call, which count as
-    clean in TER), ``prefix.auc_pec``, ``prefix.rr`` (with ``eligible`` = N·(1 − TER)),
+    Keys: ``prefix.ter`` and ``prefix.auc_pec`` (over the runs with at least one call; with
+    ``zero_calls="clean"`` over all runs, a zero-call run counting as clean),
+    ``prefix.zero_call`` (share of all runs with no tool call; ``count`` beside it),
+    ``prefix.rr`` (with ``eligible`` = the runs with an invalid call),
     ``prefix.success``, ``prefix.fed_mean`` (mean FED of runs with an error), ``prefix.pec``
     (the curve, with cPEC), ``prefix.first_error_types`` (counts and Wilson shares among runs
     with an error).
     """
+    if zero_calls not in ("exclude", "clean"):
+        raise ValueError(f"zero_calls must be 'exclude' or 'clean', got {zero_calls!r}")
     arr = records if isinstance(records, PrefixArrays) else PrefixArrays.build(records)
     total = int(arr.n.size)
     clean = arr.clean
+    zero = arr.n == 0
+    scored = ~zero if zero_calls == "exclude" else np.ones_like(zero)
     n_clean = int(clean.sum())
     eligible = total - n_clean
     succ = arr.success == 1
@@ -312,10 +323,10 @@ def summarize_prefix(
     }
     return {
         "prefix.runs": {"value": total, "n": total},
-        "prefix.ter": wilson(n_clean, total).to_dict(),
-        "prefix.zero_call": wilson(int((arr.n == 0).sum()), total).to_dict(),
+        "prefix.ter": wilson(int((clean & scored).sum()), int(scored.sum())).to_dict(),
+        "prefix.zero_call": {**wilson(int(zero.sum()), total).to_dict(), "count": int(zero.sum())},
         "prefix.auc_pec": bootstrap_mean(
-            arr.auc_terms, key="prefix.auc_pec", seed=seed, n_boot=n_boot
+            arr.auc_terms[scored], key="prefix.auc_pec", seed=seed, n_boot=n_boot
         ).to_dict(),
         "prefix.rr": rr,
         "prefix.success": success,
@@ -354,8 +365,8 @@ def _summarize(
         "prefix.calls": "number of tool calls in the run",
         "prefix.auc": "(FED - 1)/n, 1 for a clean run: this run's AUC-PEC term",
         "prefix.first_error_type": "ParaRecover error type of the first non-executable call",
-        "prefix.ter": "share of runs with no invalid call",
-        "prefix.auc_pec": "mean of (FED - 1)/n, 1 for clean runs",
+        "prefix.ter": "share of runs with no invalid call (runs with at least one call)",
+        "prefix.auc_pec": "mean of (FED - 1)/n, 1 for clean runs (runs with at least one call)",
         "prefix.rr": "success rate among runs with an invalid call (comment: eligible count)",
         "prefix.success": "success rate",
         "prefix.pec.<k>": "share of all runs valid through call k and of length >= k",
@@ -365,13 +376,14 @@ def _summarize(
         Column(
             "TER",
             lambda u: u.aggregate["prefix.headline"]["prefix.ter"],
-            "clean-run rate (no invalid call); on NP runs when the runs mix NP and P1–P4",
+            "clean-run rate (no invalid call) among runs with a call; on NP runs when the runs "
+            "mix NP and P1–P4",
             note=lambda est, row: "NP runs only" if row.get("prefix_scope") == "NP" else "",
         ),
         Column(
             "0-call",
             lambda u: u.aggregate["prefix.headline"]["prefix.zero_call"],
-            "share of runs with no tool call (clean by definition: no evidence)",
+            "share of runs with no tool call (left out of TER and AUC-PEC: no evidence)",
             lower_is_better=True,
         ),
         Column(

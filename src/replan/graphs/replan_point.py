@@ -19,8 +19,6 @@ and tool-use efficiency need) and, for ``replay_task``, the :class:`~replan.core
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal, TypedDict
 
@@ -28,10 +26,11 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import BaseModel, ConfigDict, Field
 
-from replan.core.plan import RESPONSE, Plan
+from replan.core.plan import Plan
 from replan.core.task import Task
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, PlanVersion, Step, Usage, Verdict
+from replan.env.checker import abandoned_calls
 from replan.env.simulators import PendingCall, ToolSimulator, check_call
 from replan.env.tool_wrapper import FaultSession, SimulatorCalls
 from replan.nodes.llm import model_label
@@ -92,45 +91,20 @@ class ReplanState(BaseModel):
     round: int
 
 
-_GIVE_UP = re.compile(
-    r"(?:can ?not|can't|could not|couldn't|unable to|impossible to|no way to)\s+"
-    r"(?:be\s+)?(?:complete|completed|finish|finished|proceed|continue|fulfil|fulfill|accomplish)"
-    r"|\bstop(?:s|ping)? here\b|\bgive up\b|\bgiving up\b|\babort(?:ed|ing)?\b"
-    r"|\bterminat(?:e|ed|ing) (?:the )?(?:task|plan|execution)"
-    r"|无法(?:完成|继续|执行|满足|实现)|不能(?:完成|继续)|放弃|终止(?:任务|执行|规划)?|停止执行|到此为止",
-    re.I,
-)
-
-
-def gives_up(start: ReplanStart, plan: Plan, ran_tools: Iterable[str] = ()) -> str | None:
+def gives_up(start: ReplanStart, plan: Plan) -> str | None:
     """Why a plan that reached its response gave up instead of recovering, else ``None``.
 
-    A replan *gives up* when its response node (its description or arguments) says the task
-    cannot be completed ("stop here, cannot be completed", "无法完成", "give up", ...), or when
-    its thought says so *and* a tool the previous plan still had to call was never run. Reaching
-    the response that way is not a recovery: the run ends ``gave_up`` (Pass@1 = 0, E5 = 0).
+    Structural, never a phrase list: the replan dropped a pending call node of the previous
+    plan without a replacement (:func:`~replan.env.checker.abandoned_calls`), whatever its
+    words. Reaching the response that way is not a recovery: the run ends ``gave_up``
+    (Pass@1 = 0, E5 = 0).
     """
-    resp = plan.get(RESPONSE)
-    said = ""
-    if resp is not None:
-        text = " ".join(
-            [resp.desc, json.dumps([resp.args, resp.positional], ensure_ascii=False, default=str)]
-        )
-        m = _GIVE_UP.search(text)
-        if m:
-            said = f"the response says {m.group(0)!r}"
-    if not said and plan.thought:
-        m = _GIVE_UP.search(plan.thought)
-        if m and isinstance(start.plan, Plan):
-            ran = set(ran_tools)
-            dropped = sorted(
-                {n.tool or "" for n in start.plan.call_nodes if n.status != "done"}
-                - ran
-                - {n.tool for n in plan.call_nodes}
-            )
-            if dropped:
-                said = f"the thought says {m.group(0)!r} and {dropped} never ran"
-    return f"the replan gave up: {said}" if said else None
+    if not isinstance(start.plan, Plan):
+        return None
+    dropped = abandoned_calls(start.plan, plan, start.executed)
+    if not dropped:
+        return None
+    return f"the replan gave up: it dropped the pending calls {dropped} with no replacement"
 
 
 class ReplanPointState(TypedDict, total=False):
@@ -230,7 +204,7 @@ def build_replan_point(
                 return {"result": finish("stuck", rounds, steps, replans, error=why)}
             total = start.rounds_executed + rounds + 1
             ok = total <= max_rounds
-            quit_why = gives_up(start, plan, ran_tool.values())
+            quit_why = gives_up(start, plan)
             end = "round_budget" if not ok else "gave_up" if quit_why else "answered"
             return {
                 "result": finish(
@@ -480,12 +454,7 @@ def replay_task(
         end, cont = EndReason.MODEL_ERROR, None
     else:
         cont = final["result"]
-        end = {
-            "answered": EndReason.ANSWERED,
-            "gave_up": EndReason.GAVE_UP,
-            "round_budget": EndReason.ROUND_BUDGET,
-            "unparsable_plan": EndReason.UNPARSABLE_PLAN,
-        }.get(cont.end_reason, EndReason.GAVE_UP)
+        end = EndReason(cont.end_reason)  # the real end reason, never folded into gave_up
         error = cont.error
     wave = 1 if start.last_wave else 0
     usage.tool_calls = len(steps)

@@ -39,6 +39,7 @@ from replan.env.simulators import (
     DeterministicSimulator,
     ToolSimulator,
     WorldSimulator,
+    check_call,
     result_failed,
 )
 from replan.env.world import World, WorldState
@@ -305,8 +306,11 @@ def start_from_instance(inst: ParaRecoverInstance) -> ReplanStart:
                 executed[n.id] = n.desc  # the dataset keeps no output for older waves
                 executed_tools[n.id] = n.tool or ""
         matched = match_last_wave(inst.plan, inst.fun_call)
+        tools = {t.name: t for t in inst.tools}
         for nid, c in matched.items():
-            if not result_failed(c.results):
+            # done only if the call was valid (its verdict, as a replayed step records it) and
+            # its result does not read as a failure
+            if check_call(tools, c.name, c.arguments).ok and not result_failed(c.results):
                 executed[nid] = c.results
                 executed_tools[nid] = c.name
         done_tools = [inst.plan.node(i).tool for w in _done_waves(inst.plan) for i in w]

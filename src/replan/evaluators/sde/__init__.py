@@ -22,8 +22,9 @@ Items and how each is decided:
   default 0; +1 when ``Task.rounds_include_response``) + the
   episode's rounds, S = success. A replan that fails S5, a run that hits a budget or ends any way
   other than ``answered``, or an unsuccessful run scores **0** (the upstream code is
-  inconsistent; we are not). A replan that *gives up* (its response says the task cannot be
-  completed; :func:`replan.graphs.replan_point.gives_up`) ends ``gave_up``: E5 presupposes a
+  inconsistent; we are not). A replan that *gives up* (it drops a pending call node of the previous
+  plan without a replacement, whatever its words; :func:`replan.env.checker.abandoned_calls`)
+  ends ``gave_up``: E5 presupposes a
   finished, valid recovery, so it scores 0 and the run does not count for Pass@1. T = 0 with
   success reads as ratio 1. Undefined without G.
 - **S1–S4, D1–D5, E1–E4** (LLM judge, :class:`SDEJudge`): three prompts (one per dimension

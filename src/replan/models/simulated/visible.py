@@ -353,7 +353,9 @@ class _Writer:
                 args[p] = val
         prev = self.nodes[-1] if self.nodes and chain else None
         if prev is not None and not any(
-            r.node == prev.id and r.path for v in args.values() for r in iter_references(v)
+            r.node == prev.id and r.path
+            for v in args.values()
+            for r in iter_references(v, [n.id for n in self.nodes])
         ):
             # a step of a described chain takes something from the step before: the first
             # required input of a kind that step gives, though the query states a value too
@@ -365,7 +367,8 @@ class _Writer:
                         args[p] = got
                         break
         nid = self._next_id()
-        refs = sorted({r.node for v in args.values() for r in iter_references(v)}, key=_idkey)
+        ids = [n.id for n in self.nodes]
+        refs = sorted({r.node for v in args.values() for r in iter_references(v, ids)}, key=_idkey)
         self.nodes.append(
             PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
         )

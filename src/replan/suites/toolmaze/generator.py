@@ -828,7 +828,7 @@ class Generator:
         params = [run.failed_param] if run.failed_param in node.args else list(node.args)
         for p in params:
             v = node.args[p]
-            ref = exact_reference(v)  # no known ids: the node is what comes before the first dot
+            ref = exact_reference(v, run.plan.ids)
             if ref is None or not ref.path or ref.node not in by_id:
                 continue
             unit, src = by_id[ref.node]
