@@ -215,11 +215,11 @@ def aggregates(recs: list[dict]) -> dict[str, Any]:
     out["prr"], out["rc"] = _mean(list(prr.values())), _mean(list(rc.values()))
     out["avg"] = (_mean(list(tsr.values())) + out["prr"] + 1 - out["rc"]) / 3
     np_runs = [r for r in recs if r["mode"] == "NP"]
-    out["ter.NP"] = _mean([float(r["fed"] is None) for r in np_runs])
-    out["auc.NP"] = _mean(
-        [1.0 if r["fed"] is None or r["n"] == 0 else (r["fed"] - 1) / r["n"] for r in np_runs]
-    )
-    out["ter"] = _mean([float(r["fed"] is None) for r in recs])
+    # TER and AUC-PEC score prefixes of actual calls (seed 003 §3): zero-call runs are left out
+    acting_np = [r for r in np_runs if r["n"] > 0]
+    out["ter.NP"] = _mean([float(r["fed"] is None) for r in acting_np])
+    out["auc.NP"] = _mean([1.0 if r["fed"] is None else (r["fed"] - 1) / r["n"] for r in acting_np])
+    out["ter"] = _mean([float(r["fed"] is None) for r in recs if r["n"] > 0])
     out["zero.NP"] = _mean([float(r["n"] == 0) for r in np_runs])
     return out
 

@@ -236,7 +236,10 @@ def test_taubench_gpt4o_transcripts_agree_with_the_hand_count() -> None:
     assert res["tool_error_rate"]["n"] == 77
     assert res["tool_error_rate"]["value"] == pytest.approx(7 / 77)
     assert res["prefix.fed_mean"]["value"] == pytest.approx((5 + 14 + 6) / 3)
-    assert res["prefix.ter"]["value"] == pytest.approx(9 / 12)
+    # TER over the 9 traces with calls (tasks 1, 8, 9 made none: their own column), 3 with an
+    # error: 6/9
+    assert res["prefix.ter"]["value"] == pytest.approx(6 / 9)
+    assert res["prefix.zero_call"]["count"] == 3
     # success from each trace's own reward: tasks 6 and 11 of 12
     assert (res["prefix.success"]["value"], res["prefix.success"]["n"]) == (
         pytest.approx(2 / 12),
