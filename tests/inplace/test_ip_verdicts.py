@@ -325,3 +325,33 @@ def test_a_judge_decides_only_the_undetermined_runs_and_is_labelled(tmp_path) ->
         **kw,
     )
     assert res2.prr("P4")["undetermined"] == 1 and res2.prr("P4")["judged"] == 0
+
+
+def test_the_report_shows_each_episodes_verdict_and_evidence(tmp_path) -> None:
+    """The trusting travel agent under P3 (hand count in test_ip_public_agents): the corrupted
+    departure reached both searches and the answer; the report's episode view says so."""
+    import re
+
+    import ip_travel
+
+    from replan.report import write_report
+    from replan.report.html import unpack
+
+    clean = ip_travel.make_db(tmp_path / "t.sqlite")
+    work = tmp_path / "w.sqlite"
+    evaluate_in_place(
+        {"trusting": ip_travel.agent("trusting", clean, work)},
+        ip_travel.make_tools(work),
+        ip_travel.tasks(work)[1:],
+        modes=["P3"],
+        out=tmp_path / "o",
+        show=False,
+        n_boot=50,
+    )
+    html = write_report(tmp_path / "o", n_boot=50).read_text(encoding="utf-8")
+    episodes = "".join(unpack(b) for b in re.findall(r'data-gz="([^"]+)"', html))
+    assert "recovery: not recovered — the corrupted value reached the call 3 (search_flights)" in (
+        episodes
+    )
+    for where in ("call 3 (search_flights)", "call 4 (search_flights)", "answer"):
+        assert f"propagated to the {where}: a date in 20" in episodes

@@ -401,7 +401,10 @@ def _episode_block(ep: Episode, score: EpisodeScore | None, show_model: bool) ->
     plans = "".join(_plan_block(pv) for pv in ep.plans)
     tail = []
     if score is not None and score.recovery.exposed:
-        tail.append(f"recovery: {score.recovery.reason}")
+        rec = score.recovery
+        tail.append(f"recovery: {rec.verdict + ' — ' if rec.verdict else ''}{rec.reason}")
+        for e in rec.evidence:  # where a corrupted value propagated, and in which form
+            tail.append(f"propagated to the {e['where']}: {e['form']}")
     if ep.error:
         tail.append(f"error: {ep.error}")
     return (
