@@ -386,6 +386,18 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
+def _delta(vs: Mapping[str, Any] | None) -> str:
+    """'+0.10 [-0.05, +0.25] p=0.500'; no interval where too few pairs give none."""
+    d = vs["tsr_delta"] if vs else None
+    if not d or d.get("difference") is None:
+        return ""
+    text = f"{d['difference']:+.2f} "
+    if d.get("low") is not None and d.get("high") is not None:
+        text += f"[{d['low']:+.2f}, {d['high']:+.2f}] "
+    p = vs["mcnemar"].get("p_value") if vs else None
+    return text + (f"p={p:.3f}" if p is not None else "")
+
+
 def _decided(prr: Mapping[str, Any]) -> str:
     """' (n of m exp.)', and how many of the n an LLM judge decided."""
     judged = f", {prr['judged']} judged" if prr.get("judged") else ""
@@ -571,13 +583,7 @@ class InPlaceResults:
                         "TER": _fmt(r["ter"]),
                         "AUC-PEC": _fmt(r["auc_pec"]),
                         "FED": _fmt(r["fed_mean"]),
-                        "ΔTSR vs NP": (
-                            f"{vs['tsr_delta']['difference']:+.2f} "
-                            f"[{vs['tsr_delta']['low']:+.2f}, {vs['tsr_delta']['high']:+.2f}] "
-                            f"p={vs['mcnemar']['p_value']:.3f}"
-                            if vs and vs["tsr_delta"]["difference"] is not None
-                            else ""
-                        ),
+                        "ΔTSR vs NP": _delta(vs),
                     }
                 )
         return out
