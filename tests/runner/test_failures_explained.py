@@ -122,6 +122,14 @@ def test_markup_in_an_out_folder_or_input_path_is_printed_as_it_is(
     res = _invoke("audit", "pararecover", str(data))
     assert res.exit_code == 0, res.output
     assert f"skipped {data}:3: not valid JSON" in res.stderr
+    from replan.core.trace import Episode
+
+    episode = Episode(episode_id="ep[/]1", task_id="toolmaze-C1-000-NP", design="react", model="m")
+    episodes = tmp_path / "episodes.jsonl"
+    episodes.write_text(episode.to_json() + "\n" + episode.to_json() + "\n", encoding="utf-8")
+    res = _invoke("score", str(episodes))
+    assert res.exit_code == 0, res.output
+    assert "duplicate episode_id 'ep[/]1'" in res.stderr
 
 
 def test_no_cli_console_reads_markup() -> None:
