@@ -13,6 +13,7 @@ from langchain.agents import create_agent
 from langchain_core.tools import tool
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
+from typing_extensions import TypedDict
 
 from replan.core.task import Task
 from replan.core.trace import Call, EndReason, Episode, Perturbation, Step
@@ -355,3 +356,38 @@ def test_the_report_shows_each_episodes_verdict_and_evidence(tmp_path) -> None:
     )
     for where in ("call 3 (search_flights)", "call 4 (search_flights)", "answer"):
         assert f"propagated to the {where}: a date in 20" in episodes
+
+
+class Flight(TypedDict):
+    flight_no: str
+    scheduled_departure: str
+
+
+@tool
+def flights(day: str) -> list[Flight]:
+    """Flights of a day."""
+    return [{"flight_no": "LX0112", "scheduled_departure": f"{day} 14:30"}]
+
+
+def test_a_field_the_declared_return_type_cannot_hold_is_refused_before_anything_runs(
+    tmp_path,
+) -> None:
+    model = ScriptedToolModel(plan=[("flights", {"day": "2026-12-04"})], answer="ok")
+    agent = create_agent(model, [flights], middleware=[FaultInjectionMiddleware()])
+    tasks = [{"id": "f", "input": "flights?", "expected": "ok"}]
+
+    def run(field: str, out: str) -> Any:
+        return evaluate_in_place(
+            agent, [flights], tasks, modes="P3", field=field, out=tmp_path / out, show=False
+        )
+
+    with pytest.raises(
+        ValueError, match=r"field='gate' is not in the declared return type of flights"
+    ):
+        run("gate", "a")
+    assert not (tmp_path / "a").exists()  # refused before anything ran or was written
+    with pytest.raises(ValueError, match="declared return type"):
+        run("[*].gate", "b")
+    # the declared fields pass: a bare name (every row), a path through the list
+    assert run("scheduled_departure", "c").prr("P3")["exposed"] == 1
+    assert run("[*].flight_no", "d").prr("P3")["exposed"] == 1

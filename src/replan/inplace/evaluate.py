@@ -57,6 +57,7 @@ from replan.inplace.tasks import InPlaceTask, load_tasks
 from replan.inplace.verdicts import (
     aimed,
     carried_corruption,
+    check_declared_field,
     check_field_syntax,
     check_named_field,
     clean_profile,
@@ -727,6 +728,7 @@ def evaluate_in_place(
                     deliver=deliver,  # type: ignore[arg-type]
                 )
                 sched.victims()  # a bad target stops here, before anything runs
+                check_declared_field(field, sched, base_tools)  # so does a field it cannot have
             core = _core_task(t, mode, names, sched)
             cores[core.task_id] = core
             for design, agent in agents.items():

@@ -64,6 +64,96 @@ def check_field_syntax(field: str | None) -> None:
         raise ValueError(f"field={field!r}: {exc}") from None
 
 
+def _schema_has(schema: Any, parts: Sequence[str]) -> bool | None:
+    """Whether a JSON Schema's values have the path ``parts`` (``None``: it cannot tell, e.g. a
+    free-form object or a union)."""
+    if not isinstance(schema, Mapping):
+        return None
+    if "anyOf" in schema or "oneOf" in schema:
+        got = [_schema_has(s, parts) for s in schema.get("anyOf") or schema.get("oneOf") or []]
+        return True if True in got else (None if None in got else False)
+    if not parts:
+        return True
+    head, rest = parts[0], parts[1:]
+    kind = schema.get("type")
+    if kind == "array":
+        return _schema_has(schema.get("items"), rest) if head in ("*",) or head.isdigit() else False
+    props = schema.get("properties")
+    if kind != "object" or not isinstance(props, Mapping):
+        return None
+    if head == "*":
+        got = [_schema_has(v, rest) for v in props.values()]
+        return True if True in got else (None if None in got else False)
+    if head in props:
+        return _schema_has(props[head], rest)
+    return None if schema.get("additionalProperties") not in (None, False) else False
+
+
+def _schema_names(schema: Any, key: str) -> bool | None:
+    """Whether any object in the schema has a property ``key`` (a bare name is looked for at any
+    depth); ``None`` where a free-form part could hold it."""
+    if not isinstance(schema, Mapping):
+        return None
+    parts = [schema.get("items"), *(schema.get("anyOf") or []), *(schema.get("oneOf") or [])]
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        if key in props:
+            return True
+        parts += list(props.values())
+    elif schema.get("type") == "object" or "type" not in schema:
+        return None
+    got = [_schema_names(p, key) for p in parts if p is not None]
+    return True if True in got else (None if None in got else False)
+
+
+def declared_output_schema(tool: Any) -> Mapping[str, Any] | None:
+    """The JSON Schema of what ``tool``'s function declares it returns (``None``: nothing
+    declared, or a type that cannot be described)."""
+    import typing
+
+    from pydantic import TypeAdapter
+
+    from replan.env.tool_faults import inline_refs
+
+    func = getattr(tool, "func", None) or getattr(tool, "coroutine", None)
+    if func is None:
+        return None
+    try:
+        ret = typing.get_type_hints(func).get("return")
+        return inline_refs(TypeAdapter(ret).json_schema()) if ret is not None else None
+    except Exception:  # an annotation pydantic cannot describe: nothing to check against
+        return None
+
+
+def check_declared_field(field: str | None, schedule: FaultSchedule, tools: Sequence[Any]) -> None:
+    """Refuse, before anything runs, a named field that the victim's declared return type (a
+    pydantic model, a TypedDict, lists of them) cannot hold; undeclared outputs are checked
+    against the clean runs instead (:func:`check_named_field`)."""
+    if field is None:
+        return
+    label, members = schedule.victims()
+    victims = (
+        set(members) if members else ({t.name for t in tools} if label == ANY_TOOL else {label})
+    )
+    parts = parse_path(field)
+    verdicts = []
+    for t in tools:
+        if t.name not in victims:
+            continue
+        schema = declared_output_schema(t)
+        if schema is None:
+            return
+        bare = len(parts) == 1 and parts[0] != "*"  # a bare name: anywhere in the output
+        has = _schema_names(schema, parts[0]) if bare else _schema_has(schema, parts)
+        if has is not False:
+            return
+        verdicts.append(t.name)
+    if verdicts:
+        raise ValueError(
+            f"field={field!r} is not in the declared return type of {', '.join(sorted(verdicts))}"
+        )
+
+
 def _scalar_paths(value: Any, at: tuple[str, ...] = ()) -> list[str]:
     if isinstance(value, Mapping):
         return [p for k, v in value.items() for p in _scalar_paths(v, (*at, str(k)))]
@@ -185,6 +275,7 @@ __all__ = [
     "JUDGE_PROMPT",
     "aimed",
     "carried_corruption",
+    "check_declared_field",
     "check_field_syntax",
     "check_named_field",
     "clean_profile",
