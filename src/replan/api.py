@@ -101,10 +101,13 @@ def run(
     suite_options: dict[str, Any] | None = None,
     budgets: dict[str, Any] | None = None,
     episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
+    base_url: str | None = None,
 ) -> Results:
     """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``.
 
-    ``agents`` empty: the suite's default designs. An episode still running after ``episode_timeout`` seconds is stored as ``timeout``."""
+    ``agents`` empty: the suite's default designs. An episode still running after
+    ``episode_timeout`` seconds is stored as ``timeout``. ``base_url``: an OpenAI-compatible
+    server for provider model specs."""
     cfg = RunConfig(
         suite=suite,
         agents=list(agents),
@@ -118,16 +121,27 @@ def run(
         budgets=dict(budgets or {}),
         concurrency=concurrency,
         episode_timeout_s=episode_timeout,
+        base_url=base_url,
     )
     outcome = run_sync(arun(cfg, out, tasks=tasks, backend=backend))
     return _collect(Path(out), outcome)
+
+
+def model_object_label(model: Any) -> str:
+    """The label a chat model object is stored under (its class and model name; no key)."""
+    from replan.nodes.llm import model_label
+
+    cls, name = type(model).__name__, model_label(model)
+    label = name if name == cls else f"{cls}:{name}"
+    return label.replace("+", "-")  # '+' joins a model spec to its options
 
 
 def evaluate_agent(
     make_agent: Callable[..., Any] | str,
     suite: str = DEFAULT_SUITE,
     *,
-    model: str = DEFAULT_MODEL,
+    model: str | Any = DEFAULT_MODEL,
+    base_url: str | None = None,
     seeds: int = 1,
     limit: int | None = None,
     filter: Sequence[str] = (),
@@ -147,7 +161,16 @@ def evaluate_agent(
     factory's name) and scored like the built-in designs. An agent still running after
     ``episode_timeout`` seconds is abandoned and its episode stored as ``timeout``; one that
     raises (``SystemExit`` included) fails only its episode.
+
+    ``model`` is a model spec (``"openai:gpt-4o-mini"``; ``base_url`` for an OpenAI-compatible
+    server) or a chat model object, used as it is by every episode (never copied; stored under
+    its class and model name).
     """
+    given: dict[str, Any] = {}
+    if not isinstance(model, str):
+        label = model_object_label(model)
+        given[label] = model
+        model = label
     spec = (
         make_agent
         if isinstance(make_agent, str)
@@ -165,7 +188,8 @@ def evaluate_agent(
         concurrency=concurrency,
         agent_factory=spec,
         episode_timeout_s=episode_timeout,
+        base_url=base_url,
     )
     agent = make_agent if callable(make_agent) else None
-    outcome = run_sync(arun(cfg, out, tasks=tasks, agent=agent))
+    outcome = run_sync(arun(cfg, out, tasks=tasks, agent=agent, models=given))
     return _collect(Path(out), outcome)

@@ -261,7 +261,7 @@ def _group_members(
     if corpus is None:
         corpus = load_corpus()
     grp = corpus.groups.get(group)
-    if grp is not None:
+    if grp is not None and victim in grp.tools:  # a user's group may share a corpus group's name
         members |= set(grp.tools)
     else:
         members |= set(declared)
@@ -599,6 +599,7 @@ def _cell(records: Sequence[RecoveryRecord], key: str, seed: int, n_boot: int) -
     prr["exposed"] = len(exposed)
     prr["not_consumed"] = sum(1 for r in exposed if r.verdict == "not consumed")
     prr["undetermined"] = sum(1 for r in exposed if r.verdict == "undetermined")
+    prr["judged"] = sum(1 for r in decided if r.judged)  # decided by an LLM judge
     rc = bootstrap_mean(defined, key=f"{key}.rc", seed=seed, n_boot=n_boot).to_dict()
     rc["rc_unknown"] = len(terms) - len(defined)
     return {

@@ -30,6 +30,7 @@ _LAZY = {
     "InPlaceTask": "replan.inplace.tasks",
     "load_tasks": "replan.inplace.tasks",
     "InPlaceResults": "replan.inplace.evaluate",
+    "EpisodeInfo": "replan.inplace.evaluate",
     "evaluate_in_place": "replan.inplace.evaluate",
     "ScriptedToolModel": "replan.inplace.scripted",
     "score_traces": "replan.inplace.traces",

@@ -3,19 +3,21 @@
 For every task × mode × seed (and every agent, when several are given) the agent runs once with
 the one tool wrapper's session activated (:mod:`replan.env.tool_wrapper`): calls are recorded and
 judged against each tool's own args schema, and the mode's seeded fault is injected. Each run
-becomes an :class:`~replan.core.trace.Episode`, is scored once by replan's evaluators and stored
-with its feedback in the same results store as ``replan run`` (``OUT/results.sqlite``), so
-``replan report OUT`` works on it. The printed table gives per mode: TSR and PRR with 95%
-intervals (PRR over *exposed* runs only — a fault that never fired is "not exposed", never
-"recovered"), RC where a task gives ``min_calls``, TER / AUC-PEC / mean FED, and the paired
+becomes an :class:`~replan.core.trace.Episode`, is scored once by every registered metric
+family (:func:`replan.evaluators.score_one`, a plugged-in metric included) and stored with its
+feedback and records in the same results store as ``replan run`` (``OUT/results.sqlite``), so
+``replan report OUT`` works on it. The printed table gives per agent and mode every column of
+the metric registry -- the numbers ``replan run`` and ``replan report`` print, from the same
+``score_records`` (TSR; PRR over *exposed* runs only, a fault that never fired is "not exposed",
+never "recovered"; RC where a task gives ``min_calls``; TER, AUC-PEC, ...) -- and the paired
 comparison against the clean baseline (NP) on the same (task, seed) pairs: McNemar on success
 and a paired-bootstrap interval of the success difference.
 
 Decisions:
 
-- **Agent or factory.** A callable without ``invoke`` is a factory ``make_agent(tools)``: it
-  gets the wrapped tools (:func:`~replan.env.tool_wrapper.wrap_tools`) and is called once per
-  episode. An agent object must already route its tool calls through
+- **Agent or factory.** A callable with neither ``invoke`` nor ``ainvoke`` is a factory
+  ``make_agent(tools)``: it gets the wrapped tools (:func:`~replan.env.tool_wrapper.wrap_tools`)
+  and is called once per episode. An agent object must already route its tool calls through
   :class:`~replan.inplace.middleware.FaultInjectionMiddleware` or wrapped tools; a run whose
   agent made tool calls that nothing recorded stops with a message saying so.
 - **A fault that escapes the agent** (the injected exception propagates out of the graph,
@@ -24,36 +26,49 @@ Decisions:
 - **Victims.** The fault's target is the task's ``target``, else ``target=``, else every
   tool as one group (the first tool the agent calls is the victim); ``groups`` declares
   alternative groups (a transient fault is recovered by re-invoking the victim or any member).
+- **One thread per episode, a deadline.** Each episode (its ``setup`` hook and the agent) runs
+  in a daemon thread of its own, so a hung agent is left behind at ``episode_timeout`` and
+  recorded as ``timeout`` (an async agent's task is cancelled as well); ``teardown`` runs after
+  every episode, also after a crash or a timeout. Crashes and timeouts are infrastructure
+  failures, as in ``replan run``: failed runs in TSR, left out of the process metrics, run
+  again on a resume.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import hashlib
+import inspect
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.errors import GraphRecursionError
 
-from replan.core.aio import call_outside_loop
 from replan.core.task import MODES, Checker, FaultSetup, Task
 from replan.core.taxonomy import VerdictCode
 from replan.core.trace import Call, EndReason, Episode, Step, Usage, Verdict
 from replan.env.tool_faults import ANY_TOOL, FaultSchedule, InjectedFault
 from replan.env.tool_wrapper import FaultSession, activate, as_base_tool, async_only, wrap_tools
-from replan.evaluators import EpisodeScore
-from replan.evaluators.perturbation import recovery_record
-from replan.evaluators.prefix import prefix_record, summarize_prefix
-from replan.evaluators.sde import sde_record
-from replan.evaluators.stats import N_BOOT, bootstrap_mean, mcnemar, paired_bootstrap, wilson
-from replan.inplace.tasks import InPlaceTask, load_tasks
+from replan.evaluators import (
+    EpisodeScore,
+    compare_scores,
+    is_failure,
+    score_one,
+    score_records,
+    scoring_stamp,
+)
+from replan.evaluators.metric import OMIT, UnitView, columns
+from replan.evaluators.stats import N_BOOT, Estimate, mcnemar, paired_bootstrap
+from replan.inplace.tasks import InPlaceTask, check_run_config, load_tasks
 from replan.inplace.verdicts import (
     aimed,
     carried_corruption,
@@ -64,6 +79,7 @@ from replan.inplace.verdicts import (
     judge_undetermined,
 )
 from replan.nodes.llm import describe_error
+from replan.runner.experiment import DEFAULT_EPISODE_TIMEOUT_S
 from replan.suites.versions import custom_identity
 
 SUITE = "inplace"
@@ -108,8 +124,30 @@ def _messages_of(state: Any, where: str) -> list[Any]:
         return state["messages"]
     raise ValueError(
         f"{where}: the agent returned {type(state).__name__}, not a state with a 'messages' list; "
-        "evaluate_in_place runs message-based agents (create_agent, a StateGraph with messages)"
+        "for a graph whose state is not a messages list pass transcript=callable(state) -> its "
+        "messages (or its final answer as text)"
     )
+
+
+def _transcript(state: Any, transcript: Callable[[Any], Any] | None, where: str) -> list[Any]:
+    """The run's messages: ``state["messages"]``, or what the ``transcript`` adapter makes of the
+    final state (messages in LangChain or OpenAI form, or the final answer as text)."""
+    if transcript is None:
+        return _messages_of(state, where)
+    try:
+        raw = transcript(state)
+    except Exception as exc:
+        raise ValueError(f"{where}: transcript(state) raised {_describe(exc)}") from exc
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        return [AIMessage(content=raw)] if raw.strip() else []
+    from replan.inplace.traces import TraceError, to_messages
+
+    try:
+        return to_messages(raw, f"{where}: transcript(state)") if raw else []
+    except TraceError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def _tool_calls_made(messages: Sequence[Any]) -> dict[str, int]:
@@ -172,6 +210,92 @@ def with_unknown_tool_calls(
     return [s.model_copy(update={"index": first + i}) for i, s in enumerate(out)]
 
 
+def is_agent(obj: Any) -> bool:
+    """A runnable agent (``invoke`` or ``ainvoke``), as opposed to a factory ``make_agent(tools)``."""
+    return callable(getattr(obj, "invoke", None)) or callable(getattr(obj, "ainvoke", None))
+
+
+def _async_node(node: Any) -> bool:
+    """A compiled graph's node with a coroutine and no sync function (an ``async def`` node).
+    Read from the attributes themselves: a node's runnable may answer any attribute lookup."""
+    attrs = getattr(getattr(node, "bound", None), "__dict__", None) or {}
+    return "afunc" in attrs and attrs.get("afunc") is not None and attrs.get("func") is None
+
+
+def needs_async(agent: Any, tools: Sequence[Any]) -> bool:
+    """Whether the agent can only run under ``ainvoke``: it has no ``invoke``, a graph node of it
+    is async-only (an ``async def`` node), or one of the tools is."""
+    if not callable(getattr(agent, "invoke", None)):
+        return True
+    nodes = getattr(agent, "nodes", None)
+    if isinstance(nodes, Mapping) and any(_async_node(n) for n in nodes.values()):
+        return True
+    return any(async_only(t) for t in tools)
+
+
+@dataclass(frozen=True)
+class EpisodeInfo:
+    """What the ``setup`` and ``teardown`` hooks of :func:`evaluate_in_place` receive: the task,
+    mode, seed and agent label of the episode about to run (or that ran)."""
+
+    task: InPlaceTask
+    mode: str
+    seed: int
+    agent: str
+
+
+def _call_hook(hook: Callable[..., Any], info: EpisodeInfo) -> Any:
+    """``hook(info)``, or ``hook()`` for a hook that takes no argument."""
+    try:
+        params = inspect.signature(hook).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it the info
+        return hook(info)
+    positional = [
+        p
+        for p in params
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
+    return hook(info) if positional else hook()
+
+
+class _HookError(Exception):
+    """A setup hook failed (the episode did not run)."""
+
+
+@dataclass
+class _Outcome:
+    finished: bool = False
+    value: Any = None
+    error: BaseException | None = None
+    cancel: Callable[[], None] | None = None
+
+
+def run_bounded(fn: Callable[[_Outcome], Any], timeout: float | None) -> _Outcome:
+    """Run ``fn(outcome)`` in a daemon thread (this context's variables copied) and wait at most
+    ``timeout`` seconds. Past the deadline the thread is abandoned (``finished`` stays false)
+    after ``outcome.cancel`` -- set by an async run to cancel its task -- is called: a sync
+    agent cannot be stopped from outside, but it can no longer hold the evaluation up."""
+    out = _Outcome()
+    ctx = contextvars.copy_context()
+
+    def target() -> None:
+        try:
+            out.value = ctx.run(fn, out)
+        except BaseException as exc:  # SystemExit too: it fails this episode only
+            out.error = exc
+        out.finished = True
+
+    worker = threading.Thread(target=target, name="replan-inplace-episode", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        if out.cancel is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                out.cancel()
+        return _Outcome(finished=False, cancel=out.cancel)
+    return out
+
+
 @dataclass
 class _Job:
     design: str
@@ -187,50 +311,116 @@ def _describe(exc: BaseException) -> str:
     return describe_error(exc)
 
 
+def invoke_config(recursion_limit: int, *configs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config one episode is invoked with: a fresh ``thread_id`` and ``recursion_limit``,
+    then each of ``configs`` in turn (the evaluation's ``config=``, then the task's own); their
+    ``configurable`` values are merged, every other key replaced."""
+    cfg: dict[str, Any] = {"recursion_limit": recursion_limit}
+    configurable: dict[str, Any] = {"thread_id": uuid.uuid4().hex}
+    for extra in configs:
+        for k, v in (extra or {}).items():
+            if k == "configurable":
+                configurable.update(v)
+            else:
+                cfg[k] = v
+    cfg["configurable"] = configurable
+    return cfg
+
+
+@dataclass(frozen=True)
+class EpisodeOptions:
+    """How :func:`run_episode` runs an agent (the evaluation's options, the same every episode)."""
+
+    recursion_limit: int = 50
+    use_async: bool = False  # always ainvoke; otherwise when needs_async says so
+    timeout: float | None = None  # seconds per episode (setup and agent); None: no deadline
+    setup: Callable[..., Any] | None = None
+    teardown: Callable[..., Any] | None = None
+    config: Mapping[str, Any] | None = None
+    transcript: Callable[[Any], Any] | None = None
+
+
 def run_episode(
     job: _Job,
     tools: Sequence[Any],
     *,
-    use_async: bool,
-    recursion_limit: int,
+    use_async: bool = False,
+    recursion_limit: int = 50,
+    options: EpisodeOptions | None = None,
     clean: Mapping[str, Any] | None = None,
 ) -> Episode:
-    """Run one task in one mode and seed; never raises for the agent's own failure.
+    """Run one task in one mode and seed; never raises for the agent's own failure (a crash,
+    an escaped fault, a timeout), nor for a failing ``setup`` or ``teardown`` hook.
 
     ``clean``: the record of the same task's clean run (:func:`~replan.inplace.verdicts.clean_profile`):
     an implicit fault is aimed at what it consumed, and the episode carries it for scoring."""
+    opts = options or EpisodeOptions(recursion_limit=recursion_limit, use_async=use_async)
     schedule = aimed(job.schedule, clean) if job.schedule is not None else None
     faults = schedule.for_episode(job.task.id, job.seed) if schedule is not None else None
     session = FaultSession(faults)
     where = f"task {job.task.id!r} ({job.mode}, seed {job.seed}, agent {job.design!r})"
-    cfg = {"recursion_limit": recursion_limit, "configurable": {"thread_id": uuid.uuid4().hex}}
+    info = EpisodeInfo(job.task, job.mode, job.seed, job.design)
+    cfg = invoke_config(opts.recursion_limit, opts.config, job.task.config)
+    inp = job.task.agent_input(as_state=opts.transcript is not None)
     state: Any = None
     reason: EndReason | None = None
     error: str | None = None
     t0 = time.perf_counter()
 
-    def go() -> Any:
+    def go(out: _Outcome) -> Any:
+        if opts.setup is not None:
+            try:
+                _call_hook(opts.setup, info)
+            except Exception as exc:
+                raise _HookError(f"setup failed: {_describe(exc)}") from exc
         with activate(session):
             agent = job.agent
-            if not hasattr(agent, "invoke"):
+            if not is_agent(agent):
                 agent = agent(wrap_tools(tools))
-            if use_async:
-                return asyncio.run(agent.ainvoke(job.task.agent_input(), cfg))
-            return agent.invoke(job.task.agent_input(), cfg)
+            if not (opts.use_async or needs_async(agent, tools)):
+                return agent.invoke(inp, cfg)
 
-    try:
-        state = call_outside_loop(go)
-    except GraphRecursionError as exc:
+            async def main() -> Any:
+                loop, task = asyncio.get_running_loop(), asyncio.current_task()
+                assert task is not None
+                out.cancel = lambda: loop.call_soon_threadsafe(task.cancel)
+                return await agent.ainvoke(inp, cfg)
+
+            return asyncio.run(main())
+
+    run = run_bounded(go, opts.timeout)
+    exc = run.error
+    if not run.finished:
+        reason = EndReason.TIMEOUT
+        error = (
+            f"{where}: no result within the episode deadline of {opts.timeout:g} s "
+            "(episode_timeout=); abandoned"
+        )
+    elif exc is None:
+        state = run.value
+    elif isinstance(exc, _HookError):
+        reason, error = EndReason.CRASHED, str(exc)
+    elif isinstance(exc, GraphRecursionError):
         reason, error = EndReason.STEP_BUDGET, _describe(exc)
-    except InjectedFault as exc:
+    elif isinstance(exc, InjectedFault):
         reason = EndReason.GAVE_UP
         error = f"an injected fault propagated out of the agent: {_describe(exc)}"
-    except Exception as exc:
+    elif isinstance(exc, asyncio.CancelledError):
+        reason, error = EndReason.CRASHED, "the agent's run was cancelled"
+    else:
         reason, error = EndReason.CRASHED, _describe(exc)
     wall = time.perf_counter() - t0
-    messages = _messages_of(state, where) if reason is None else []
+    teardown_error = None
+    if opts.teardown is not None:  # after every episode, failed or timed out ones included
+        done = run_bounded(lambda _: _call_hook(opts.teardown, info), opts.timeout)  # type: ignore[arg-type]
+        if not done.finished:
+            teardown_error = f"teardown did not finish within {opts.timeout:g} s"
+        elif done.error is not None:
+            teardown_error = f"teardown failed: {_describe(done.error)}"
+    messages = _transcript(state, opts.transcript, where) if reason is None else []
     made = _tool_calls_made(messages)
-    if made and not session.steps:
+    recorded = list(session.steps)  # a snapshot: an abandoned run may still be recording
+    if made and not recorded:
         raise ValueError(
             f"{where}: the agent made {len(made)} tool call(s) but none was recorded: build it "
             "with replan.FaultInjectionMiddleware() in create_agent(middleware=[...]) or with "
@@ -238,7 +428,7 @@ def run_episode(
         )
     steps = [
         s.model_copy(update={"round": made.get(s.call.call_id or "", s.round)})
-        for s in with_unknown_tool_calls(session.steps, messages, {t.name for t in tools})
+        for s in with_unknown_tool_calls(recorded, messages, {t.name for t in tools})
     ]
     answer = _final_answer(messages) if reason is None else None
     if reason is None:
@@ -251,7 +441,16 @@ def run_episode(
         form = carried_corruption(steps, answer, job.task.query, clean)
         if form is not None:
             success, why = False, f"the answer carries an injected (sentinel) value: {form}"
-    episode = Episode(
+    metadata: dict[str, Any] = {
+        "base_id": job.task.id,
+        "check": why,
+        "notes": dict(session.notes),
+        "task": job.core.model_dump(mode="json"),
+        **({"clean_run": dict(clean)} if clean is not None else {}),
+    }
+    if teardown_error is not None:
+        metadata["teardown_error"] = teardown_error
+    return Episode(
         episode_id=uuid.uuid4().hex,
         task_id=job.core.task_id,
         suite=SUITE,
@@ -270,15 +469,8 @@ def run_episode(
             tool_calls=len(steps),
             wall_time_s=wall,
         ),
-        metadata={
-            "base_id": job.task.id,
-            "check": why,
-            "notes": dict(session.notes),
-            "task": job.core.model_dump(mode="json"),
-            **({"clean_run": dict(clean)} if clean is not None else {}),
-        },
+        metadata=metadata,
     )
-    return episode
 
 
 def carried_sentinel(steps: Sequence[Step], answer: str | None) -> Any:
@@ -287,39 +479,52 @@ def carried_sentinel(steps: Sequence[Step], answer: str | None) -> Any:
 
 
 # -- scoring -------------------------------------------------------------------------------------
-class _Groups:
-    """The corpus-shaped view of the user's alternative groups (for recovery_record)."""
-
-    def __init__(self, groups: Mapping[str, Sequence[str]]):
-        self.groups = {k: SimpleNamespace(tools=list(v)) for k, v in groups.items()}
-
-
-def score_episode_inplace(episode: Episode, task: Task, groups: Mapping[str, Sequence[str]]) -> Any:
-    """Every per-run record of one in-place episode: prefix from the recorded verdicts (the
-    tools are yours, not replan's corpus), recovery with your alternative groups."""
-    return EpisodeScore(
-        episode,
-        task,
-        {
-            "prefix": prefix_record(episode, None),
-            "toolmaze": recovery_record(
-                episode, task, success=episode.success, corpus=_Groups(groups)
-            ),
-            "sde": sde_record(episode, task, success=episode.success),
-        },
-    )
+def _split(scores: Sequence[EpisodeScore]) -> tuple[list[EpisodeScore], int]:
+    """The scores of the runs that ran to a verdict of the agent's own, and how many failed for
+    the infrastructure (crash, timeout: :func:`~replan.evaluators.is_failure`)."""
+    ok = [s for s in scores if not is_failure(s.episode)]
+    return ok, len(scores) - len(ok)
 
 
-def _est(e: Any) -> dict[str, Any]:
-    return e.to_dict() if hasattr(e, "to_dict") else dict(e)
+def aggregate(
+    scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
+) -> dict[str, Any]:
+    """Every registered metric family's aggregates over ``scores`` and the run table's columns:
+    ``score_records`` and the registry's columns, exactly as ``replan run`` and ``replan report``
+    compute them (a plugged-in metric included). Keys: ``runs``, ``failures``, ``aggregate``
+    (``score_records``' result) and ``columns`` (column label -> estimate)."""
+    ok, failures = _split(scores)
+    agg = score_records(scores, seed=seed, n_boot=n_boot)
+    view = UnitView(agg, ok, failures, seed, n_boot)
+    cols = {c.label: v for c in columns() if (v := c.value(view)) is not OMIT}
+    return {"runs": len(scores), "failures": failures, "aggregate": agg, "columns": cols}
+
+
+def _prr(agg: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The registry's PRR estimate ``key`` (``toolmaze.prr`` or ``toolmaze.prr.<mode>``) with
+    the counts that say what it covers, from the same aggregate's per-mode cells: ``exposed``,
+    ``decided`` (its denominator), ``not_consumed``, ``undetermined``, ``judged`` (decided by
+    an LLM judge) and ``not_exposed``."""
+    est = dict(agg.get(key) or Estimate(None, None, None, 0, "bootstrap").to_dict())
+    by_mode = (agg.get("tables") or {}).get("toolmaze.by_mode") or {}
+    modes = [key.rsplit(".", 1)[1]] if key.count(".") == 2 else list(PERTURBED)
+    cells = [by_mode[m]["pooled"]["prr"] for m in modes if m in by_mode]
+    est["exposed"] = sum(c.get("exposed", 0) for c in cells)
+    est["decided"] = sum(c.get("n", 0) for c in cells)
+    for k in ("not_consumed", "undetermined", "judged"):
+        est[k] = sum(c.get(k, 0) for c in cells)
+    est["not_exposed"] = (agg.get("toolmaze.not_exposed") or {}).get("value", 0)
+    return est
 
 
 def mode_table(
-    scores: Sequence[Any], *, seed: int = 0, n_boot: int = N_BOOT
+    scores: Sequence[EpisodeScore], *, seed: int = 0, n_boot: int = N_BOOT
 ) -> dict[str, dict[str, Any]]:
-    """Per mode: TSR, PRR (exposed / not exposed), RC, TER, AUC-PEC, FED and the paired
-    comparison with NP on the same (task, seed) pairs."""
-    by_mode: dict[str, list[Any]] = {}
+    """Per mode, :func:`aggregate` of its runs plus the headline estimates read from it --
+    ``tsr``, ``prr`` (with ``exposed`` / ``not_exposed``), ``rc``, ``ter`` -- and ``vs_np``: the
+    paired comparison with NP on the same (task, seed) pairs (McNemar on success and a
+    paired-bootstrap interval of the success difference)."""
+    by_mode: dict[str, list[EpisodeScore]] = {}
     for s in scores:
         by_mode.setdefault(s.episode.mode or "NP", []).append(s)
     base = {
@@ -329,32 +534,14 @@ def mode_table(
     out: dict[str, dict[str, Any]] = {}
     for mode in [m for m in MODES if m in by_mode]:
         ss = by_mode[mode]
-        n = len(ss)
-        row: dict[str, Any] = {
-            "runs": n,
-            "tsr": _est(wilson(sum(bool(s.episode.success) for s in ss), n)),
-        }
-        pre = summarize_prefix([s.prefix for s in ss], seed=seed, n_boot=n_boot)
-        row["ter"] = pre["prefix.ter"]
-        row["auc_pec"] = pre["prefix.auc_pec"]
-        row["fed_mean"] = pre["prefix.fed_mean"]
-        row["pec"] = pre["prefix.pec"]
-        row["first_error_types"] = pre["prefix.first_error_types"]
+        row = aggregate(ss, seed=seed, n_boot=n_boot)
+        agg = row["aggregate"]
+        row["tsr"] = agg["toolmaze.tsr"]
+        row["ter"] = agg.get("prefix.ter")
         if mode in PERTURBED:
-            exposed = [s.recovery for s in ss if s.recovery.exposed]
-            decided = [r for r in exposed if r.counts_for_prr]
-            prr = _est(wilson(sum(1 for r in decided if r.recovered), len(decided)))
-            prr["exposed"] = len(exposed)
-            prr["not_exposed"] = n - len(exposed)
-            prr["not_consumed"] = sum(1 for r in exposed if r.verdict == "not consumed")
-            prr["undetermined"] = sum(1 for r in exposed if r.verdict == "undetermined")
-            prr["judged"] = sum(1 for r in exposed if r.judged)
-            row["prr"] = prr
-            terms = [s.recovery.rc_term for s in ss]
-            defined = [t for t in terms if t is not None]
-            rc = _est(bootstrap_mean(defined, key=f"inplace.rc.{mode}", seed=seed, n_boot=n_boot))
-            rc["rc_unknown"] = len(terms) - len(defined)
-            row["rc"] = rc if defined else None
+            row["prr"] = _prr(agg, f"toolmaze.prr.{mode}")
+            rc = agg.get(f"toolmaze.rc.{mode}")
+            row["rc"] = rc if rc and rc.get("value") is not None else None
             pairs = [
                 (base[k], bool(s.episode.success))
                 for s in ss
@@ -387,33 +574,6 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 
 
-def _delta(vs: Mapping[str, Any] | None) -> str:
-    """'+0.10 [-0.05, +0.25] p=0.500'; no interval where too few pairs give none."""
-    d = vs["tsr_delta"] if vs else None
-    if not d or d.get("difference") is None:
-        return ""
-    text = f"{d['difference']:+.2f} "
-    if d.get("low") is not None and d.get("high") is not None:
-        text += f"[{d['low']:+.2f}, {d['high']:+.2f}] "
-    p = vs["mcnemar"].get("p_value") if vs else None
-    return text + (f"p={p:.3f}" if p is not None else "")
-
-
-def _decided(prr: Mapping[str, Any]) -> str:
-    """' (n of m exp.)', and how many of the n an LLM judge decided."""
-    judged = f", {prr['judged']} judged" if prr.get("judged") else ""
-    return f" ({prr['n']} of {prr['exposed']} exp.{judged})"
-
-
-def _fmt(est: Mapping[str, Any] | None, extra: str = "") -> str:
-    if not est or est.get("value") is None:
-        return "–" + extra
-    text = f"{est['value']:.2f}"
-    if est.get("low") is not None and est.get("high") is not None:
-        text += f" [{est['low']:.2f}, {est['high']:.2f}]"
-    return text + extra
-
-
 @dataclass
 class InPlaceResults:
     """What :func:`evaluate_in_place` produced: episodes, per-design per-mode tables, and
@@ -425,6 +585,8 @@ class InPlaceResults:
     tables: dict[str, dict[str, dict[str, Any]]]
     notes: dict[str, str] = field(default_factory=dict)
     scores: dict[str, Any] = field(default_factory=dict, repr=False)  # episode id -> EpisodeScore
+    seed: int = 0  # the intervals' bootstrap seed and size
+    n_boot: int = N_BOOT
 
     # -- lookups -----------------------------------------------------------------------------
     def _design(self, design: str | None) -> str:
@@ -447,60 +609,61 @@ class InPlaceResults:
     def _episodes(self, design: str, modes: Sequence[str]) -> list[Episode]:
         return [e for e in self.episodes if e.design == design and e.mode in modes]
 
+    def _scores(self, design: str, modes: Sequence[str]) -> list[EpisodeScore]:
+        return [
+            self.scores[e.episode_id]
+            for e in self._episodes(design, modes)
+            if e.episode_id in self.scores
+        ]
+
     def prr(self, mode: str | None = None, design: str | None = None) -> dict[str, Any]:
-        """PRR (Wilson 95%) over the exposed runs of ``mode`` (default: P1–P4 pooled)."""
+        """PRR over the exposed runs of ``mode`` (default: the P1–P4 cells' mean, as the run
+        table's PRR), with ``exposed`` and ``not_exposed`` counts."""
         d = self._design(design)
         modes = self._modes(d, mode, perturbed=True)
         if len(modes) == 1:
             return dict(self.tables[d][modes[0]]["prr"])
-        rows = [self.tables[d][m]["prr"] for m in modes]
-        decided = sum(r["n"] for r in rows)
-        rec = sum(round((r["value"] or 0) * r["n"]) for r in rows)
-        est = _est(wilson(rec, decided))
-        for k in ("exposed", "not_exposed", "not_consumed", "undetermined", "judged"):
-            est[k] = sum(r.get(k, 0) for r in rows)
-        return est
+        agg = aggregate(self._scores(d, modes), seed=self.seed, n_boot=self.n_boot)
+        return _prr(agg["aggregate"], "toolmaze.prr")
 
     def tsr(self, mode: str | None = None, design: str | None = None) -> dict[str, Any]:
-        """TSR (Wilson 95%) of ``mode`` (default: every run)."""
+        """TSR of ``mode`` (default: every run; the mean over the modes' cells, as the run
+        table's TSR)."""
         d = self._design(design)
-        eps = self._episodes(d, self._modes(d, mode, perturbed=False))
-        return _est(wilson(sum(bool(e.success) for e in eps), len(eps)))
+        modes = self._modes(d, mode, perturbed=False)
+        if len(modes) == 1:
+            return dict(self.tables[d][modes[0]]["tsr"])
+        agg = aggregate(self._scores(d, modes), seed=self.seed, n_boot=self.n_boot)
+        return dict(agg["aggregate"]["toolmaze.tsr"])
 
     def compare(
         self, a: str, b: str, mode: str = "P1", *, seed: int = 0, n_boot: int = N_BOOT
     ) -> dict[str, Any]:
-        """Agent ``a`` vs ``b`` under ``mode`` on the same (task, seed) runs: McNemar and a
-        paired-bootstrap interval of the difference in recovery (runs exposed in both) and in
-        success (all pairs)."""
+        """Agent ``a`` vs ``b`` under ``mode`` on the same (task, seed) runs: every registered
+        paired comparison (:func:`replan.evaluators.compare_scores`: success, clean runs,
+        AUC-PEC, C_rec, ...) and ``recovered`` -- McNemar and a paired-bootstrap interval of
+        the difference in recovery over the runs whose recovery was decided in both."""
+        sa, sb = (self._scores(self._design(x), [mode]) for x in (a, b))
+        out = compare_scores(sa, sb, seed=seed, n_boot=n_boot)
 
-        def index(design: str) -> dict[tuple[Any, int], Any]:
-            return {
-                (e.metadata.get("base_id"), e.seed): self.scores[e.episode_id]
-                for e in self._episodes(self._design(design), [mode])
-                if e.episode_id in self.scores
-            }
+        def index(scores: Sequence[EpisodeScore]) -> dict[tuple[Any, int], EpisodeScore]:
+            return {(s.episode.task_id, s.episode.seed): s for s in scores}
 
-        ia, ib = index(a), index(b)
-        keys = sorted(set(ia) & set(ib), key=str)
-        out: dict[str, Any] = {"pairs": len(keys)}
-        for what, get, keep in (
-            ("recovered", lambda s: bool(s.recovery.recovered), lambda s: s.recovery.exposed),
-            ("success", lambda s: bool(s.episode.success), lambda s: True),
-        ):
-            ks = [k for k in keys if keep(ia[k]) and keep(ib[k])]
-            xa = [get(ia[k]) for k in ks]
-            xb = [get(ib[k]) for k in ks]
-            out[what] = {
-                "mcnemar": mcnemar(xa, xb),
-                "difference": paired_bootstrap(
-                    [float(x) for x in xa],
-                    [float(x) for x in xb],
-                    key=f"inplace.compare.{what}",
-                    seed=seed,
-                    n_boot=n_boot,
-                ),
-            }
+        ia, ib = index(sa), index(sb)
+        keys = [k for k in sorted(set(ia) & set(ib), key=str)]
+        ks = [k for k in keys if ia[k].recovery.counts_for_prr and ib[k].recovery.counts_for_prr]
+        xa = [bool(ia[k].recovery.recovered) for k in ks]
+        xb = [bool(ib[k].recovery.recovered) for k in ks]
+        out["recovered"] = {
+            "mcnemar": mcnemar(xa, xb),
+            "difference": paired_bootstrap(
+                [float(x) for x in xa],
+                [float(x) for x in xb],
+                key="inplace.compare.recovered",
+                seed=seed,
+                n_boot=n_boot,
+            ),
+        }
         return out
 
     # -- assertions ------------------------------------------------------------------------------
@@ -523,13 +686,16 @@ class InPlaceResults:
                 why = "no runs"
             raise AssertionError(f"{what} {where} is undefined: {why}")
         if not _OPS[op](float(est["value"]), float(value)):
+            from replan.report.summary import fmt_estimate
+
             extra = (
-                f", {est.get('exposed')} exposed, {est.get('not_exposed')} not exposed"
+                f"{est.get('decided')} decided, {est.get('exposed')} exposed, "
+                f"{est.get('not_exposed')} not exposed"
                 if what == "PRR"
-                else ""
+                else f"n={est.get('n')}"
             )
             raise AssertionError(
-                f"{what} {where} = {_fmt(est)} (n={est.get('n')}{extra}) is not {op} {value}; "
+                f"{what} {where} = {fmt_estimate(est)} ({extra}) is not {op} {value}; "
                 f"episodes in {self.out_dir}"
             )
 
@@ -563,30 +729,41 @@ class InPlaceResults:
             )
 
     # -- display ---------------------------------------------------------------------------------
-    def rows(self) -> list[dict[str, str]]:
-        """The printed table as rows of strings."""
+    def rows(self, sep: str = " ") -> list[dict[str, str]]:
+        """The printed table as rows of strings: per agent and mode, every column of the metric
+        registry (the run table's, a plugged-in metric's included), then the paired
+        comparison with NP; ``sep`` goes between a value and its interval."""
+        from replan.report.summary import fmt_estimate, table_columns
+
+        units = {
+            (design, mode): r for design, table in self.tables.items() for mode, r in table.items()
+        }
+        cols = table_columns({f"{d}/{m}": r["columns"] for (d, m), r in units.items()})
         out = []
-        for design, table in self.tables.items():
-            for mode, r in table.items():
-                prr = r.get("prr")
-                vs = r.get("vs_np")
-                out.append(
-                    {
-                        "agent": design,
-                        "mode": mode,
-                        "runs": str(r["runs"]),
-                        "TSR": _fmt(r["tsr"]),
-                        "PRR": _fmt(prr, _decided(prr)) if prr else "",
-                        "not exposed": str(prr["not_exposed"]) if prr else "",
-                        "not consumed": str(prr.get("not_consumed", 0)) if prr else "",
-                        "undetermined": str(prr.get("undetermined", 0)) if prr else "",
-                        "RC": _fmt(r.get("rc")) if mode in PERTURBED else "",
-                        "TER": _fmt(r["ter"]),
-                        "AUC-PEC": _fmt(r["auc_pec"]),
-                        "FED": _fmt(r["fed_mean"]),
-                        "ΔTSR vs NP": _delta(vs),
-                    }
-                )
+        for (design, mode), r in units.items():
+            row = {"agent": design, "mode": mode, "runs": str(r["runs"])}
+            for c in cols:
+                est = r["columns"].get(c.label)
+                text = fmt_estimate(est, sep)
+                if c.label == "PRR" and "prr" in r:
+                    prr = r["prr"]
+                    judged = f", {prr['judged']} judged" if prr.get("judged") else ""
+                    text += f"{sep}({prr['decided']} of {prr['exposed']} exp.{judged})"
+                row[c.label] = text
+            if "prr" in r:  # exposed runs outside PRR: their verdicts (evaluators.perturbation)
+                row["not consumed"] = str(r["prr"]["not_consumed"])
+                row["undetermined"] = str(r["prr"]["undetermined"])
+            elif any("prr" in u for u in units.values()):
+                row["not consumed"] = row["undetermined"] = ""
+            vs = r.get("vs_np")
+            row["ΔTSR vs NP"] = (
+                f"{vs['tsr_delta']['difference']:+.2f}{sep}"
+                f"[{vs['tsr_delta']['low']:+.2f}, {vs['tsr_delta']['high']:+.2f}]{sep}"
+                f"p={vs['mcnemar']['p_value']:.3f}"
+                if vs and vs["tsr_delta"]["difference"] is not None
+                else ""
+            )
+            out.append(row)
         return out
 
     def table(self) -> str:
@@ -595,7 +772,7 @@ class InPlaceResults:
         from rich.table import Table
 
         t = Table(title="replan in place: your agent under NP and P1–P4 (95% intervals)")
-        rows = self.rows()
+        rows = self.rows(sep="\n")  # stacked, as the run table, to stay narrow
         cols = list(rows[0]) if rows else []
         for c in cols:
             t.add_column(c, justify="left" if c in ("agent", "mode") else "right")
@@ -630,6 +807,10 @@ def _core_task(
         perturbation=faults.profile if faults is not None else None,
         faults=FaultSetup(victim_tools=list(faults.group_tools) if declared else []),
         checker=Checker(),
+        # the task's own run config decides its result (a passenger id): part of its identity
+        metadata={"config": json.loads(json.dumps(task.config, default=str))}
+        if task.config
+        else {},
     )
 
 
@@ -667,6 +848,12 @@ def evaluate_in_place(
     name: str | None = None,
     model: str = "user",
     recursion_limit: int = 50,
+    config: Mapping[str, Any] | None = None,
+    setup: Callable[..., Any] | None = None,
+    teardown: Callable[..., Any] | None = None,
+    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
+    transcript: Callable[[Any], Any] | None = None,
+    use_async: bool = False,
     resume: bool = True,
     show: bool = True,
     seed: int = 0,
@@ -683,8 +870,23 @@ def evaluate_in_place(
     fault draw. ``judge`` (a chat model, e.g. your agent's, or ``judge(question) -> str``)
     decides the runs whose recovery the run itself cannot decide (*undetermined*); its
     verdicts are labelled judged (:func:`~replan.inplace.verdicts.judge_undetermined`).
-    ``min_calls`` (or a task's own) turns on RC; ``model`` labels the runs (the store key). Episodes already in ``out`` are
-    skipped when ``resume`` (same agent label, task, mode and seed).
+    ``min_calls`` (or a task's own) turns on RC; ``model`` labels the runs (the
+    store key). Episodes already in ``out`` are skipped when ``resume`` (same agent label,
+    task, mode and seed), except those that crashed or timed out, which run again.
+
+    For real agents: ``config`` is merged into every invocation's LangGraph config (a task's own
+    ``config`` over it; ``configurable`` values merge, a fresh ``thread_id`` per episode unless
+    given). ``setup`` / ``teardown`` run before / after every episode (``hook(info)`` with an
+    :class:`EpisodeInfo`, or ``hook()``): restore a database in ``setup``; ``teardown`` runs
+    even when the episode crashed or timed out, and a failing one is noted, not fatal. A setup
+    that raises fails its episode (``crashed``). ``episode_timeout`` (seconds, setup and agent
+    together; ``None``: none) records a run still going as ``timeout`` and moves on (an async
+    run is cancelled, a sync one abandoned). The agent runs with ``ainvoke`` when it has no
+    ``invoke``, a node or tool of it is async-only, or ``use_async``. ``transcript(state)``
+    turns a final state that is not a ``messages`` state into the run's messages (LangChain or
+    OpenAI form) or its final answer (text); with it, a task input given as a dict is the
+    graph's input state, unchanged. Every episode is scored by every registered metric family
+    (:mod:`replan.evaluators.metric`), as ``replan run``'s are.
     """
     from replan.runner.store import SUITE_RECORD, FeedbackRow, ResultsStore, episode_key
 
@@ -709,7 +911,22 @@ def evaluate_in_place(
                 t.min_calls = min_calls
     mode_list = _modes(modes)
     agents = _agents(agent_or_factory, name)
-    use_async = any(async_only(t) for t in base_tools)
+    if config is not None:
+        check_run_config(config, "evaluate_in_place: config")
+    for hook, label in ((setup, "setup"), (teardown, "teardown"), (transcript, "transcript")):
+        if hook is not None and not callable(hook):
+            raise ValueError(f"evaluate_in_place: {label} must be a callable")
+    if episode_timeout is not None and episode_timeout <= 0:
+        raise ValueError(f"episode_timeout must be > 0 seconds (or None), got {episode_timeout}")
+    options = EpisodeOptions(
+        recursion_limit=recursion_limit,
+        use_async=use_async,
+        timeout=episode_timeout,
+        setup=setup,
+        teardown=teardown,
+        config=config,
+        transcript=transcript,
+    )
 
     jobs: list[_Job] = []
     cores: dict[str, Task] = {}
@@ -749,10 +966,10 @@ def evaluate_in_place(
         "field": field,
         "deliver": deliver,
         "schedule_seed": schedule_seed,
+        "config": config,
     }
     exp = _experiment_id(config)
     out_dir = Path(out)
-    all_groups = dict(groups)
     scored: dict[str, Any] = {}
     notes_before: dict[str, str] = {}
     with _writer_lock(out_dir), ResultsStore(out_dir) as store:
@@ -761,7 +978,9 @@ def evaluate_in_place(
         record = {**ident, "tasks": len(cores), "tasks_digest": ident["digest"]}
         store.ensure_experiment(exp, {**config, SUITE_RECORD: record})
         store.save_tasks(cores.values())
-        done = store.done_keys(exp) if resume else set()
+        # crashed and timed-out episodes run again, as on a resume of `replan run`
+        done = store.done_keys(exp, with_failed=False) if resume else set()
+        stamp = scoring_stamp()
         clean: dict[tuple[str, str, int], Episode] = {}
         if done:
             for e in store.episodes(exp):
@@ -783,25 +1002,21 @@ def evaluate_in_place(
             ep = run_episode(
                 job,
                 base_tools,
-                use_async=use_async,
-                recursion_limit=recursion_limit,
+                options=options,
                 clean=clean_profile(np_ep) if np_ep is not None and job.mode != "NP" else None,
             )
             if job.mode == "NP":
                 clean[(job.task.id, job.design, job.seed)] = ep
             ep.model = model
-            sc = score_episode_inplace(ep, job.core, all_groups)
+            sc = score_one(ep, job.core)
             if judge is not None and sc.recovery.verdict == "undetermined":
                 decided = judge_undetermined(ep, sc.recovery, judge)
                 if decided is not None:  # kept on the episode, so every later scoring agrees
                     ep.metadata["judged"] = decided
-                    sc = score_episode_inplace(ep, job.core, all_groups)
+                    sc = score_one(ep, job.core)
             scored[ep.episode_id] = sc
-            rows = [
-                FeedbackRow(key=f.key, score=f.score, comment=f.comment or "", value=f.value)
-                for f in sc.feedback()
-            ]
-            store.save_episode(exp, ep, rows)
+            rows = [FeedbackRow.of(f) for f in sc.feedback()]
+            store.save_episode(exp, ep, rows, records=sc.records(), stamp=stamp)
         episodes = [e for e in store.episodes(exp) if e.suite == SUITE]
 
     by_design: dict[str, list[Any]] = {}
@@ -811,18 +1026,28 @@ def evaluate_in_place(
         core = cores.get(e.task_id)
         if core is None:
             continue
-        sc = scored.get(e.episode_id) or score_episode_inplace(e, core, all_groups)
+        sc = scored.get(e.episode_id) or score_one(e, core)
         by_design.setdefault(e.design, []).append(sc)
     tables = {
         d: mode_table(scores, seed=seed, n_boot=n_boot) for d, scores in sorted(by_design.items())
     }
     all_scores = {s.episode.episode_id: s for ss in by_design.values() for s in ss}
-    results = InPlaceResults(out_dir, exp, episodes, tables, notes, all_scores)
-    crashed = [e for e in episodes if e.end_reason is EndReason.CRASHED]
-    if crashed:
-        results.notes["crashed"] = (
-            f"{len(crashed)} episode(s) crashed (counted as failures); the first: "
-            f"{crashed[0].task_id} ({crashed[0].design}, seed {crashed[0].seed}): {crashed[0].error}"
+    results = InPlaceResults(out_dir, exp, episodes, tables, notes, all_scores, seed, n_boot)
+    for reason, words in (
+        (EndReason.CRASHED, "crashed"),
+        (EndReason.TIMEOUT, "timed out"),
+    ):
+        hit = [e for e in episodes if e.end_reason is reason]
+        if hit:
+            results.notes[reason.value] = (
+                f"{len(hit)} episode(s) {words} (counted as failures); the first: "
+                f"{hit[0].task_id} ({hit[0].design}, seed {hit[0].seed}): {hit[0].error}"
+            )
+    torn = [e for e in episodes if e.metadata.get("teardown_error")]
+    if torn:
+        results.notes["teardown"] = (
+            f"teardown failed after {len(torn)} episode(s); the first: {torn[0].task_id} "
+            f"({torn[0].design}, seed {torn[0].seed}): {torn[0].metadata['teardown_error']}"
         )
     if show:
         print(results.table())
@@ -831,4 +1056,11 @@ def evaluate_in_place(
     return results
 
 
-__all__ = ["InPlaceResults", "evaluate_in_place", "mode_table", "score_episode_inplace"]
+__all__ = [
+    "EpisodeInfo",
+    "InPlaceResults",
+    "aggregate",
+    "evaluate_in_place",
+    "mode_table",
+    "run_episode",
+]

@@ -30,6 +30,7 @@ from replan.core.task import Task
 from replan.core.trace import Episode
 from replan.env.tool_faults import FaultSchedule
 from replan.env.tool_wrapper import as_base_tool, async_only
+from replan.evaluators import score_one
 from replan.evaluators.perturbation import toolmaze_feedback
 from replan.evaluators.prefix import prefix_feedback
 from replan.evaluators.stats import has_interval
@@ -39,7 +40,6 @@ from replan.inplace.evaluate import (
     carried_sentinel,
     mode_table,
     run_episode,
-    score_episode_inplace,
 )
 from replan.inplace.tasks import InPlaceTask, reference_value
 
@@ -125,7 +125,7 @@ def _scored(inputs: Any, outputs: Any, reference_outputs: Any, groups: Any) -> A
             success = False
     ep = ep.model_copy(update={"success": success})
     core = Task.model_validate(ep.metadata["task"])
-    return score_episode_inplace(ep, core, groups or {})
+    return score_one(ep, core)  # the stored task carries the declared groups
 
 
 def langsmith_evaluators(

@@ -9,7 +9,9 @@ state this value as a whole value: numbers in any common format, text case-insen
 ``regex`` (must match the answer) or ``reference`` / ``outputs`` (a reference output: its
 ``answer``/``output``/``expected`` field, or its only value, is the expected value). Optional:
 ``id``, ``min_calls`` (the fewest tool calls that solve it: turns on RC), ``target`` (the tool
-or group to fault in this task).
+or group to fault in this task), ``config`` (the task's own LangGraph run config, e.g.
+``{"configurable": {"passenger_id": "3442 587242"}}``: merged into the config the agent is
+invoked with, over the evaluation's ``config=``).
 
 An answer that carries an injected sentinel is never a success, whatever the checker says.
 """
@@ -42,6 +44,7 @@ class InPlaceTask:
     min_calls: int | None = None
     target: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.check is None and self.expected is None and self.regex is None:
@@ -60,6 +63,8 @@ class InPlaceTask:
             not isinstance(self.min_calls, int) or self.min_calls < 0
         ):
             raise ValueError(f"task {self.id!r}: min_calls must be an integer >= 0")
+        if self.config is not None:
+            check_run_config(self.config, f"task {self.id!r}: config")
 
     @property
     def query(self) -> str:
@@ -78,9 +83,10 @@ class InPlaceTask:
                     return str(self.input[k])
         return json.dumps(self.input, default=str)
 
-    def agent_input(self) -> dict[str, Any]:
-        """What the agent is invoked with (a ``messages`` state)."""
-        if isinstance(self.input, Mapping) and "messages" in self.input:
+    def agent_input(self, *, as_state: bool = False) -> dict[str, Any]:
+        """What the agent is invoked with: a ``messages`` state, or -- ``as_state``, for a graph
+        whose state is not a messages list -- an input given as a dict, unchanged."""
+        if isinstance(self.input, Mapping) and ("messages" in self.input or as_state):
             return dict(self.input)
         return {"messages": [{"role": "user", "content": self.query}]}
 
@@ -100,6 +106,16 @@ class InPlaceTask:
         if missing:
             return False, f"the answer does not state {missing[0]!r}"
         return True, "the answer states the expected value"
+
+
+def check_run_config(config: Any, where: str) -> None:
+    """Refuse a run config that is not a dict, or whose ``configurable`` is not one."""
+    if not isinstance(config, Mapping):
+        raise ValueError(
+            f"{where} must be a dict (a LangGraph run config), got {type(config).__name__}"
+        )
+    if "configurable" in config and not isinstance(config["configurable"], Mapping):
+        raise ValueError(f"{where}: 'configurable' must be a dict of values")
 
 
 def reference_value(ref: Any, where: str) -> Any:
@@ -148,6 +164,7 @@ def task_from_dict(data: Mapping[str, Any], where: str, default_id: str) -> InPl
             min_calls=data.get("min_calls"),
             target=data.get("target"),
             metadata=dict(data.get("metadata") or {}),
+            config=data.get("config"),
         )
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from exc
@@ -202,4 +219,4 @@ def load_tasks(tasks: str | Path | Iterable[Any]) -> list[InPlaceTask]:
     return out
 
 
-__all__ = ["InPlaceTask", "load_tasks", "reference_value", "task_from_dict"]
+__all__ = ["InPlaceTask", "check_run_config", "load_tasks", "reference_value", "task_from_dict"]

@@ -24,7 +24,7 @@ import time
 import traceback
 import weakref
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -45,6 +45,10 @@ from replan.runner.store import (
 
 #: the run's models that serve every episode (kinds marked ``shared``), by spec; set per run
 SHARED_MODELS: ContextVar[dict[str, Any] | None] = ContextVar("replan_models", default=None)
+#: chat model objects given as they are (``evaluate_agent(model=<chat model>)``), by their label
+#: in the run's ``models``; set by :func:`arun` for its run: used in place, never copied,
+#: pickled or sent to another process
+GIVEN_MODELS: ContextVar[Mapping[str, Any] | None] = ContextVar("replan_given", default=None)
 
 DEFAULT_SUITE = "toolmaze"
 DEFAULT_MODEL = "simulated:competent"
@@ -425,6 +429,9 @@ def episode_model(spec: str, job: Job, cfg: RunConfig) -> Any:
     from replan.models import make_model
     from replan.models.registry import kind_of
 
+    given = GIVEN_MODELS.get()
+    if given is not None and spec in given:
+        return given[spec]
     kind = kind_of(spec)
     shared = SHARED_MODELS.get()
     key = f"{spec} {cfg.base_url}"
@@ -448,7 +455,10 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
     except Exception as exc:  # a model that cannot even be built fails this episode only
         return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
     limiter = LIMITER.get()
-    if limiter is not None:
+    # a model object of the user's own is counted only where limits were asked for: the
+    # counting callbacks would otherwise stay on the user's object after the run
+    given = spec in (GIVEN_MODELS.get() or {})
+    if limiter is not None and (not given or cfg.limits().any):
         try:
             model = limit_model(
                 model,
@@ -619,6 +629,7 @@ async def arun(
     retry_failed: bool = True,
     archive: str | Path | None = None,
     warn: Callable[[str], None] | None = None,
+    models: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
     """Run (or resume) an experiment into ``out_dir``; returns counts.
 
@@ -629,12 +640,18 @@ async def arun(
     result and stays. ``rerun`` runs every selected episode again (replacing only those).
     ``archive`` is an Episode JSON Lines file every finished episode is appended to before it
     is stored, and that answers the episodes it holds (:mod:`replan.runner.archive`); ``warn``
-    gets its one-line notes (default: stderr).
+    gets its one-line notes (default: stderr). ``models`` maps labels in ``cfg.models`` to chat
+    model objects used as they are (:data:`GIVEN_MODELS`; in this process only).
     """
     from replan.suites import load_suite, suite_digest, suite_identity
     from replan.suites.versions import custom_identity
 
     t0 = time.perf_counter()
+    if models and backend is not None and not isinstance(backend, LocalBackend):
+        raise ValueError(
+            f"a model object ({', '.join(models)}) runs only in this process, not on the "
+            f"{type(backend).__name__}: give a model spec string instead"
+        )
     if archive is not None:
         from replan.runner import archive as archives
 
@@ -701,7 +718,12 @@ async def arun(
             if progress:
                 progress(counts["done"], len(jobs), counts["failures"])
 
-        await (backend or LocalBackend(cfg.concurrency)).run(todo, cfg, agent, on_done)
+        token = GIVEN_MODELS.set(dict(models)) if models else None
+        try:
+            await (backend or LocalBackend(cfg.concurrency)).run(todo, cfg, agent, on_done)
+        finally:
+            if token is not None:
+                GIVEN_MODELS.reset(token)
         return RunOutcome(
             exp,
             Path(out_dir),
