@@ -510,7 +510,8 @@ def _prr(agg: Mapping[str, Any], key: str) -> dict[str, Any]:
     modes = [key.rsplit(".", 1)[1]] if key.count(".") == 2 else list(PERTURBED)
     cells = [by_mode[m]["pooled"]["prr"] for m in modes if m in by_mode]
     est["exposed"] = sum(c.get("exposed", 0) for c in cells)
-    est["decided"] = sum(c.get("n", 0) for c in cells)
+    # n: PRR's denominator (the decided runs), as a rate's n; the macro estimate counted runs
+    est["n"] = est["decided"] = sum(c.get("n", 0) for c in cells)
     for k in ("not_consumed", "undetermined", "judged"):
         est[k] = sum(c.get(k, 0) for c in cells)
     est["not_exposed"] = (agg.get("toolmaze.not_exposed") or {}).get("value", 0)
@@ -756,13 +757,17 @@ class InPlaceResults:
             elif any("prr" in u for u in units.values()):
                 row["not consumed"] = row["undetermined"] = ""
             vs = r.get("vs_np")
-            row["ΔTSR vs NP"] = (
-                f"{vs['tsr_delta']['difference']:+.2f}{sep}"
-                f"[{vs['tsr_delta']['low']:+.2f}, {vs['tsr_delta']['high']:+.2f}]{sep}"
-                f"p={vs['mcnemar']['p_value']:.3f}"
-                if vs and vs["tsr_delta"]["difference"] is not None
-                else ""
-            )
+            row["ΔTSR vs NP"] = ""
+            if vs and vs["tsr_delta"]["difference"] is not None:
+                d = vs["tsr_delta"]
+                interval = (
+                    f"[{d['low']:+.2f}, {d['high']:+.2f}]"
+                    if d.get("low") is not None and d.get("high") is not None
+                    else "no interval"  # too few pairs for one
+                )
+                row["ΔTSR vs NP"] = (
+                    f"{d['difference']:+.2f}{sep}{interval}{sep}p={vs['mcnemar']['p_value']:.3f}"
+                )
             out.append(row)
         return out
 
