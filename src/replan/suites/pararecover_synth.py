@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,7 +53,8 @@ from replan.env.mistakes import (
     wrong_dependencies,
 )
 from replan.env.verifier import orders_state
-from replan.env.world import World, WorldState, stable_seed
+from replan.env.waves import run_wave
+from replan.env.world import ExecResult, World, WorldState, stable_seed
 from replan.suites.pararecover import error_type_views
 from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
@@ -477,23 +478,24 @@ def run_round(
     outputs (an empty result, a timeout) without running them. Returns the round's node ids.
     """
     forced = forced or {}
-    frontier, _ = plan.next_wave(n for r in out.rounds for n in r)
-    if not frontier:
+
+    def visit(nid: str, call: Call, res: ExecResult, _again: Callable[[], ExecResult]) -> bool:
+        out.ok[nid] = res.ok
+        out.args[nid] = dict(res.resolved_args or call.args)
+        out.results[nid] = res.observation if res.ok else f"Error: {res.verdict.message}"
+        return True  # every call of the round runs, whatever the others returned
+
+    done = [n for r in out.rounds for n in r]
+    wave = run_wave(plan, world, done, out.results, visit, skip=forced)
+    if not wave.calls:
         return []
-    out.rounds.append(frontier)
-    seen = dict(out.results)
-    for nid in frontier:
-        node = plan.node(nid)
+    out.rounds.append(wave.calls)
+    for nid in wave.calls:
         if nid in forced:
             out.results[nid], out.ok[nid] = forced[nid], False
-            out.args[nid] = dict(node.args)
-            continue
-        res = world.execute(Call(tool=node.tool or "", args=node.args, node_id=nid), seen)
-        out.ok[nid] = res.ok
-        out.args[nid] = dict(res.resolved_args or node.args)
-        out.results[nid] = res.observation if res.ok else f"Error: {res.verdict.message}"
+            out.args[nid] = dict(plan.node(nid).args)
     out.state = world.state
-    return frontier
+    return wave.calls
 
 
 def run_rounds(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from replan.core.leaves import json_leaves
 from replan.core.plan import Plan
 from replan.core.trace import Call
+from replan.env.waves import run_wave
 from replan.env.world import ExecResult, World
 
 
@@ -35,8 +36,8 @@ def execute_plan(
     retry_perturbed: bool = False,
     stop_on_perturbation: bool = False,
 ) -> PlanExecution:
-    """Run ``plan``'s pending call nodes wave by wave (:meth:`Plan.next_wave`; ids in order
-    within a wave).
+    """Run ``plan``'s pending call nodes wave by wave (:func:`replan.env.waves.run_wave`; ids in
+    order within a wave).
 
     ``done`` maps node ids already executed to their outputs (they are skipped and bound).
     With ``retry_perturbed`` a call whose response was perturbed is issued once more (the
@@ -45,33 +46,35 @@ def execute_plan(
     """
     out = PlanExecution(outputs=dict(done or {}))
     ran = set(out.outputs)
+    stopped = False
+
+    def visit(nid: str, call: Call, res: ExecResult, again: Callable[[], ExecResult]) -> bool:
+        nonlocal stopped
+        out.steps.append((nid, res))
+        if not res.ok:
+            out.failed, out.error = nid, res.verdict.message
+            return False
+        if res.perturbation is not None:
+            out.perturbed.append(nid)
+            if stop_on_perturbation:
+                out.outputs[nid] = res.observation
+                stopped = True
+                return False
+            if retry_perturbed:
+                res = again()
+                out.steps.append((nid, res))
+                if not res.ok:
+                    out.failed, out.error = nid, res.verdict.message
+                    return False
+        out.outputs[nid] = res.observation
+        return True
+
     while True:
-        layer, settled = plan.next_wave(ran)
-        if not layer:
+        wave = run_wave(plan, world, ran, out.outputs, visit)
+        if not wave.calls or stopped or out.failed is not None:
             return out
-        ran.update(settled)
-        ran.update(layer)
-        seen = dict(out.outputs)  # a wave runs in parallel: no call sees another's output
-        for nid in layer:
-            node = plan.node(nid)
-            call = Call(tool=node.tool or "", args=node.args, node_id=nid)
-            res = world.execute(call, seen)
-            out.steps.append((nid, res))
-            if not res.ok:
-                out.failed, out.error = nid, res.verdict.message
-                return out
-            if res.perturbation is not None:
-                out.perturbed.append(nid)
-                if stop_on_perturbation:
-                    out.outputs[nid] = res.observation
-                    return out
-                if retry_perturbed:
-                    res = world.execute(call, seen)
-                    out.steps.append((nid, res))
-                    if not res.ok:
-                        out.failed, out.error = nid, res.verdict.message
-                        return out
-            out.outputs[nid] = res.observation
+        ran.update(wave.settled)
+        ran.update(wave.calls)
 
 
 def _scalars(value: Any) -> list[tuple[tuple[str, ...], Any]]:
