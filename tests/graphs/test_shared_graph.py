@@ -8,6 +8,7 @@ a time.
 from __future__ import annotations
 
 import asyncio
+import functools
 
 import pytest
 
@@ -30,13 +31,14 @@ DESIGNS = ("react", "plan_conditioned", "dual_loop", "replanner_loop")
 TIMINGS = {"wall_time_s", "duration_s", "started_at", "episode_id"}
 
 
-def _tasks():
+@functools.cache  # the suite is read once for the module's tests (they only read the tasks)
+def _tasks() -> tuple:
     tasks = load_suite("toolmaze")
     # faulty and fault-free instances, a few levels: each mode's first two
     out = []
     for mode in ("NP", "P1", "P2", "P3", "P4"):
         out += [t for t in tasks if t.mode == mode][:2]
-    return out
+    return tuple(out)
 
 
 def _plain(ep) -> dict:

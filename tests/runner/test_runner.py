@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -35,6 +36,38 @@ def _cli(*args: str, cwd: Path | None = None, check: bool = True) -> subprocess.
     )
 
 
+def _app(*args: str, env: dict | None = None):
+    """The ``replan`` command in-process (Typer's runner): the same code as ``python -m replan``
+    without a fresh interpreter's start-up, for checks that a subprocess proves nothing more
+    about; stdout and stderr are kept apart."""
+    from typer.testing import CliRunner
+
+    from replan.cli import app
+
+    return CliRunner(env={"CI": "1", **(env or {})}).invoke(app, list(args))
+
+
+def _ok(res):
+    """An in-process run that succeeded (as ``check=True`` for a subprocess)."""
+    assert res.exit_code == 0 and res.exception is None, (res.exception, res.stderr[-2000:])
+    return res
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """One ``python -m replan run`` of SMALL (12 episodes) with ``--json``, made once per test
+    session; a test that changes the store works on a copy (:func:`_copy_of`)."""
+    out = tmp_path_factory.mktemp("small-run") / "r"
+    return out, _cli("run", "--out", str(out), *SMALL, "--json")
+
+
+def _copy_of(small_run: tuple[Path, subprocess.CompletedProcess], tmp_path: Path) -> Path:
+    """A copy of the session's SMALL store (files and their mtimes), as a fresh run leaves it."""
+    out = tmp_path / "r"
+    shutil.copytree(small_run[0], out)
+    return out
+
+
 def _stored(out: Path) -> int:
     db = out / "results.sqlite"
     if not db.exists():
@@ -46,8 +79,8 @@ def _stored(out: Path) -> int:
         return 0
 
 
-def test_run_json_summary_has_every_design(tmp_path):
-    proc = _cli("run", "--out", str(tmp_path / "r"), *SMALL, "--json")
+def test_run_json_summary_has_every_design(small_run):
+    out, proc = small_run
     summary = json.loads(proc.stdout)  # exactly one JSON object on stdout
     assert set(summary["designs"]) == {"react", "replanner_loop"}
     for row in summary["designs"].values():
@@ -62,14 +95,13 @@ def test_run_json_summary_has_every_design(tmp_path):
                 continue
             assert est["low"] <= est["value"] <= est["high"]
     assert Path(summary["report"]).exists()
-    with ResultsStore(tmp_path / "r") as store:
+    with ResultsStore(out) as store:
         assert len(store.episodes()) == 12
         assert len(store.done_keys()) == 12
 
 
-def test_rerun_resumes_without_duplicates(tmp_path):
-    out = tmp_path / "r"
-    _cli("run", "--out", str(out), *SMALL)
+def test_rerun_resumes_without_duplicates(small_run, tmp_path):
+    out = _copy_of(small_run, tmp_path)
     with ResultsStore(out) as s:
         before = s.snapshot()
     proc = _cli("run", "--out", str(out), *SMALL)
@@ -207,9 +239,8 @@ def _rows(out: Path) -> dict[str, tuple[int, str]]:
         return {k: (r, e) for k, r, e in c.execute("SELECT key, rowid, end_reason FROM episodes")}
 
 
-def test_fresh_reruns_only_the_selected_episodes(tmp_path):
-    out = tmp_path / "r"
-    _cli("run", "--out", str(out), *SMALL)
+def test_fresh_reruns_only_the_selected_episodes(small_run, tmp_path):
+    out = _copy_of(small_run, tmp_path)
     before = _rows(out)
     assert len(before) == 12
     proc = _cli("run", "--out", str(out), "--agents", "react", "--limit", "2", "--fresh")
@@ -227,12 +258,12 @@ def test_clear_asks_first_and_needs_yes_off_a_terminal(tmp_path, monkeypatch):
     from replan.cli import app
 
     out = tmp_path / "r"
-    _cli("run", "--out", str(out), "--limit", "2", "--agents", "react")
+    _ok(_app("run", "--out", str(out), "--limit", "2", "--agents", "react"))
     before = set(_rows(out))
     assert len(before) == 2
-    proc = _cli("clear", str(out), check=False)  # stdin is not a terminal
-    assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "--yes" in proc.stderr
+    res = _app("clear", str(out))  # stdin is not a terminal
+    assert res.exit_code == 2
+    assert res.stderr.strip().count("\n") == 0 and "--yes" in res.stderr
     assert set(_rows(out)) == before
     monkeypatch.setattr(run_cli, "_interactive", lambda: True)
     res = CliRunner().invoke(app, ["clear", str(out)], input="n\n")
@@ -241,9 +272,9 @@ def test_clear_asks_first_and_needs_yes_off_a_terminal(tmp_path, monkeypatch):
     res = CliRunner().invoke(app, ["clear", str(out)], input="y\n")
     assert res.exit_code == 0, res.output
     assert _rows(out) == {}
-    _cli("run", "--out", str(out), "--limit", "2", "--agents", "react")
-    proc = _cli("clear", str(out), "--yes")
-    assert _rows(out) == {} and "deleted 2 episode(s)" in proc.stderr
+    _ok(_app("run", "--out", str(out), "--limit", "2", "--agents", "react"))
+    res = _ok(_app("clear", str(out), "--yes"))
+    assert _rows(out) == {} and "deleted 2 episode(s)" in res.stderr
 
 
 FLAKY = """
@@ -297,18 +328,33 @@ def test_resume_retries_infrastructure_failures_but_keeps_agent_failures(tmp_pat
     assert "3 already done, 0 run" in proc.stderr and _rows(out) == kept
 
 
-def _one_line_exit_2(*args: str, cwd: Path | None = None, env: dict | None = None) -> str:
-    proc = subprocess.run(
-        [*REPLAN, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env={**os.environ, "CI": "1", **(env or {})},
-    )
-    assert proc.returncode == 2, (proc.returncode, proc.stderr)
-    err = proc.stderr.strip()
+def _one_line_exit_2(
+    *args: str, cwd: Path | None = None, env: dict | None = None, subprocess_: bool = False
+) -> str:
+    """Exit 2, one line on stderr starting ``error: ``, no traceback, nothing on stdout; in-process
+    unless ``subprocess_`` (one case below goes through ``python -m replan``)."""
+    if subprocess_:
+        proc = subprocess.run(
+            [*REPLAN, *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env={**os.environ, "CI": "1", **(env or {})},
+        )
+        code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+    else:
+        here = Path.cwd()
+        os.chdir(cwd or here)
+        try:
+            res = _app(*args, env=env)
+        finally:
+            os.chdir(here)
+        assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+        code, stdout, stderr = res.exit_code, res.stdout, res.stderr
+    assert code == 2, (code, stderr)
+    err = stderr.strip()
     assert err.startswith("error: ") and "\n" not in err, err
-    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert "Traceback" not in stderr and stdout == ""
     return err
 
 
@@ -326,8 +372,8 @@ def test_mistakes_are_one_line_exit_2_and_nothing_runs(tmp_path):
         ("--suite", "pararecover"): "needs --path",
         ("--prompt", "hints"): "use standard or hint",
     }
-    for flags, words in cases.items():
-        err = _one_line_exit_2(*base, *flags, cwd=tmp_path)
+    for i, (flags, words) in enumerate(cases.items()):
+        err = _one_line_exit_2(*base, *flags, cwd=tmp_path, subprocess_=i == 0)
         assert words in err, (flags, err)
     assert not (out / "results.sqlite").exists()  # nothing ran, nothing was stored
 
@@ -375,14 +421,8 @@ def test_provider_model_checked_without_calling_it(tmp_path, monkeypatch):
 
 def test_run_table_fits_80_columns_with_legend_and_header(tmp_path):
     out = tmp_path / "r"
-    _cli("run", "--out", str(out), "--limit", "1", "--agents", "react")  # another experiment
-    proc = subprocess.run(
-        [*REPLAN, "run", "--out", str(out), *SMALL],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "CI": "1", "COLUMNS": "80"},
-        check=True,
-    )
+    _ok(_app("run", "--out", str(out), "--limit", "1", "--agents", "react"))  # another experiment
+    proc = _ok(_app("run", "--out", str(out), *SMALL, env={"COLUMNS": "80"}))
     lines = proc.stdout.splitlines()
     assert max(len(ln) for ln in lines) <= 80, max(lines, key=len)
     text = proc.stdout
@@ -396,13 +436,12 @@ def test_run_table_fits_80_columns_with_legend_and_header(tmp_path):
     assert "RC ↓" in text and "TSR ↑" in text and "Avg" in text
     assert "lower is better: RC" in text
     # the current experiment only: react ran on 6 tasks here, not 6 + the other run's 1
-    summary = json.loads(_cli("run", "--out", str(out), *SMALL, "--json").stdout)
+    summary = json.loads(_ok(_app("run", "--out", str(out), *SMALL, "--json")).stdout)
     assert summary["designs"]["react"]["episodes"] == 6
 
 
-def test_rerun_with_nothing_to_do_reuses_report_and_summary(tmp_path):
-    out = tmp_path / "r"
-    _cli("run", "--out", str(out), *SMALL)
+def test_rerun_with_nothing_to_do_reuses_report_and_summary(small_run, tmp_path):
+    out = _copy_of(small_run, tmp_path)
     report = out / "report.html"
     stamp = report.stat().st_mtime_ns
     # a rerun that runs nothing must neither rebuild the report nor re-score the episodes

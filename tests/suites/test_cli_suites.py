@@ -214,19 +214,31 @@ def test_suites_stats_toolmaze_shows_a_progress_bar_on_stderr():
     "command",
     [[], ["run"], ["export", "sft"], ["export", "dpo"], ["report"], ["clear"], ["compare"]],
 )
-def test_help_text_is_plain(command):
+def test_help_text_is_plain(command, monkeypatch, capsys):
+    """The help the ``replan`` entry point prints (``replan.cli.main``), in-process; the
+    top-level help also through ``python -m replan.cli``."""
     import os
     import subprocess
     import sys
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "replan.cli", *command, "--help"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "100"},
-        check=True,
-    )
-    text = proc.stdout
+    from replan.cli import main
+
+    monkeypatch.setenv("COLUMNS", "100")
+    if not command:
+        proc = subprocess.run(
+            [sys.executable, "-m", "replan.cli", "--help"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "COLUMNS": "100"},
+            check=True,
+        )
+        text = proc.stdout
+    else:
+        monkeypatch.setattr(sys, "argv", ["replan", *command, "--help"])
+        with pytest.raises(SystemExit) as done:
+            main()
+        assert done.value.code == 0
+        text = capsys.readouterr().out
     assert "<bool>" not in text and "<str>" not in text
     assert "{" not in text and "}" not in text, text  # no {out_dir}, no {"messages": }
     usage = next(ln for ln in text.splitlines() if "Usage:" in ln)

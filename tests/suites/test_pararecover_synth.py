@@ -207,6 +207,7 @@ def test_round_trip_on_a_sample_of_gold_plans():
     _round_trip(bases, per_type_min=3)
 
 
+@pytest.mark.slow  # every gold plan of the suite; the sample above runs in the fast set
 def test_round_trip_on_every_gold_plan():
     _round_trip(tm.base_tasks(), per_type_min=100)
 

@@ -135,9 +135,16 @@ def test_every_instance_of_the_subset_is_valid(subset):
     assert not bad, json.dumps(bad, indent=1)[:3000]
 
 
-def test_every_instance_of_the_full_suite_is_valid():
+@pytest.fixture(scope="module")
+def full_suite():
+    """All 2,000 instances, generated once for the tests that read them all."""
+    return tm.generate()
+
+
+@pytest.mark.slow
+def test_every_instance_of_the_full_suite_is_valid(full_suite):
     """All 2,000 instances (about 25 s on two cores, generation included)."""
-    tasks = tm.generate()
+    tasks = full_suite
     assert len(tasks) == 2000
     bad = {t.task_id: p for t in tasks if (p := _problems(t))}
     assert not bad, json.dumps(dict(itertools.islice(bad.items(), 20)), indent=1)
@@ -247,8 +254,8 @@ def test_stats_compute_table1_figures():
         assert row["valid_paths"] == sum(len(t.valid_paths) for t in ts)
 
 
-def test_full_suite_meets_the_targets():
-    s = tm.stats(tm.generate())
+def test_full_suite_meets_the_targets(full_suite):
+    s = tm.stats(full_suite)
     assert s["modes"] == {m: 400 for m in MODES}
     for row in s["levels"].values():
         assert row["tasks"] == 100
