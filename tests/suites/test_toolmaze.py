@@ -254,6 +254,7 @@ def test_stats_compute_table1_figures():
         assert row["valid_paths"] == sum(len(t.valid_paths) for t in ts)
 
 
+@pytest.mark.slow  # generating all 2,000 instances: 26 s of CPU
 def test_full_suite_meets_the_targets(full_suite):
     s = tm.stats(full_suite)
     assert s["modes"] == {m: 400 for m in MODES}
