@@ -90,16 +90,14 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
 
 
 def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> dict[str, Any]:
-    from replan.runner.experiment import LocalBackend, RunConfig, arun
-    from replan.runner.process_backend import ProcessBackend
+    from replan.runner.experiment import RunConfig, arun
 
-    cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency)
-    backend = LocalBackend(concurrency) if workers == 1 else ProcessBackend(workers)
+    cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency, workers=workers)
     stop, peak = threading.Event(), {}
     watcher = threading.Thread(target=_watch_workers, args=(stop, peak), daemon=True)
     watcher.start()
     t0, c0 = time.perf_counter(), time.process_time()
-    outcome = asyncio.run(arun(cfg, out, backend=backend))
+    outcome = asyncio.run(arun(cfg, out))
     wall, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
     stop.set()
     watcher.join()

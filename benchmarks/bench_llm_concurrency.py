@@ -29,8 +29,7 @@ import tempfile
 import time
 import urllib.request
 
-from replan.runner.experiment import LocalBackend, RunConfig, arun
-from replan.runner.process_backend import ProcessBackend
+from replan.runner.experiment import RunConfig, arun
 from replan.suites import load_suite
 
 
@@ -66,11 +65,11 @@ def measure(tasks: list, base_url: str, concurrency: int, workers: int = 1) -> d
         base_url=base_url,
         concurrency=max(1, concurrency // workers),  # per process
         limit=len(tasks),  # every task given, not the stratified default subset
+        workers=workers,
     )
-    backend = LocalBackend(concurrency) if workers == 1 else ProcessBackend(workers)
     t0, cpu0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as out:
-        outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend))
+        outcome = asyncio.run(arun(cfg, out, tasks=tasks))
     wall = time.perf_counter() - t0
     # the driver's CPU; worker processes are the fork server's children, not counted here
     cpu = time.process_time() - cpu0 if workers == 1 else float("nan")

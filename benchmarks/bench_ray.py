@@ -50,9 +50,9 @@ def leg(name: str, limit: int, cpus: int) -> dict[str, float]:
         t0 = time.perf_counter()
         ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
         out["init_s"] = time.perf_counter() - t0
-        backend = RayBackend(concurrency=cfg.concurrency)
+        backend = RayBackend()
     else:
-        backend = LocalBackend(cfg.concurrency)
+        backend = LocalBackend()
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         res = asyncio.run(arun(cfg, Path(tmp), tasks=tasks, backend=backend))

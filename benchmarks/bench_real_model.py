@@ -178,9 +178,8 @@ def run_slice(
         backend = NothingRun()
     elif workers != 1:
         backend = ProcessBackend(workers, batch_size=len(cfg.agents))
-    outcome = asyncio.run(
-        arun(cfg, out, tasks=tasks, backend=backend, retry_failed=not local, archive=archive)
-    )
+    cfg = cfg.model_copy(update={"retry_failed": not local, "archive": archive})
+    outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=backend))
     ran = outcome.ran if run else 0
     return ran, time.perf_counter() - t0
 

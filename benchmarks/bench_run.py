@@ -39,7 +39,7 @@ from replan.env.tool_wrapper import observation_text
 from replan.graphs import run_episode
 from replan.models import make_model
 from replan.nodes.prompts import executor_messages
-from replan.runner.experiment import LocalBackend, RunConfig, arun
+from replan.runner.experiment import RunConfig, arun
 from replan.runner.store import ResultsStore
 from replan.suites import load_suite
 
@@ -101,7 +101,7 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        out = asyncio.run(arun(cfg, Path(tmp), backend=LocalBackend(ns.concurrency)))
+        out = asyncio.run(arun(cfg, Path(tmp)))
         wall = time.perf_counter() - t0
         store = ResultsStore(tmp)
         runner = {e.task_id: calls_of(e) for e in store.episodes() if e.design == "react"}

@@ -1,41 +1,60 @@
 """The Python API: ``replan.run(...)``, ``replan.evaluate_agent(...)`` and their ``Results``.
 
-It sits above the runner (which runs and stores the episodes) and the report (whose numbers the
-summary is), as DESIGN §1 orders the layers."""
+``run`` takes every option of a run (:class:`~replan.runner.options.RunOptions`, the one
+declaration; ``replan run`` maps its flags onto the same fields and calls ``run``). It sits
+above the runner (which builds the backend, runs and stores the episodes) and the report (whose
+numbers the summary is), as DESIGN §1 orders the layers."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from replan.core.aio import run_sync
 from replan.core.task import Task
 from replan.core.trace import Episode
-from replan.report.summary import summarize
-from replan.runner.experiment import (
-    DEFAULT_EPISODE_TIMEOUT_S,
-    DEFAULT_MODEL,
-    DEFAULT_SUITE,
-    Backend,
-    RunConfig,
-    RunOutcome,
-    arun,
-)
-from replan.runner.store import ResultsStore
+from replan.runner.options import DEFAULT_MODEL, DEFAULT_SUITE, RunOptions
+
+if TYPE_CHECKING:
+    from replan.runner.experiment import Backend, RunOutcome
 
 
 @dataclass
 class Results:
-    """What a run produced: every episode, its feedback, and the per-design aggregates."""
+    """What a run produced: where it is stored, its counts, and (read from the store when first
+    asked) every episode, its feedback and the per-design aggregates."""
 
     out_dir: Path
     experiment_id: str
     outcome: RunOutcome
-    episodes: list[Episode] = field(default_factory=list)
-    feedback: list[tuple[str, str, float | None, str]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
+    options: RunOptions
+
+    @functools.cached_property
+    def _stored(self) -> tuple[list[Episode], list[tuple[str, str, float | None, str]]]:
+        from replan.runner.store import ResultsStore
+
+        with ResultsStore(self.out_dir) as store:
+            return store.episodes(), store.feedback()
+
+    @property
+    def episodes(self) -> list[Episode]:
+        """Every episode in the store."""
+        return self._stored[0]
+
+    @property
+    def feedback(self) -> list[tuple[str, str, float | None, str]]:
+        """``(episode key, metric key, score, comment)`` of every stored episode."""
+        return self._stored[1]
+
+    @functools.cached_property
+    def summary(self) -> dict[str, Any]:
+        """The per-design aggregates, as the table and the report show them."""
+        from replan.report.summary import summarize
+
+        return summarize(self.out_dir)
 
     def records(self) -> list[dict[str, Any]]:
         """One flat row per episode: identity, outcome, and every per-episode metric score."""
@@ -71,62 +90,12 @@ class Results:
         return pd.DataFrame(self.records())
 
 
-def _collect(out_dir: Path, outcome: RunOutcome) -> Results:
-    with ResultsStore(out_dir) as store:
-        episodes, feedback = store.episodes(), store.feedback()
-    return Results(
-        out_dir=out_dir,
-        experiment_id=outcome.experiment_id,
-        outcome=outcome,
-        episodes=episodes,
-        feedback=feedback,
-        summary=summarize(out_dir),
-    )
-
-
 def run(
     suite: str = DEFAULT_SUITE,
     *,
-    agents: Sequence[str] = (),
-    models: Sequence[str] = (DEFAULT_MODEL,),
-    seeds: int = 1,
-    limit: int | None = None,
-    filter: Sequence[str] = (),
-    per_cell: int = 3,
-    prompt: str = "standard",
-    out: str | Path = "replan-results",
-    concurrency: int = 4,
     tasks: Sequence[Task] | None = None,
+    make_agent: Callable[..., Any] | None = None,
     backend: Backend | None = None,
-    suite_options: dict[str, Any] | None = None,
-    budgets: dict[str, Any] | None = None,
-    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
-    base_url: str | None = None,
-) -> Results:
-    """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``.
-
-    ``agents`` empty: the suite's default designs. An episode still running after
-    ``episode_timeout`` seconds is stored as ``timeout``. ``base_url``: an OpenAI-compatible
-    server for provider model specs."""
-    cfg = RunConfig(
-        suite=suite,
-        agents=list(agents),
-        models=list(models),
-        seeds=seeds,
-        limit=limit,
-        filter=list(filter),
-        per_cell=per_cell,
-        prompt=prompt,
-        suite_options=dict(suite_options or {}),
-        budgets=dict(budgets or {}),
-        concurrency=concurrency,
-        episode_timeout_s=episode_timeout,
-        base_url=base_url,
-    )
-    outcome = run_sync(arun(cfg, out, tasks=tasks, backend=backend))
-    return _collect(Path(out), outcome)
-
-
 def model_object_label(model: Any) -> str:
     """The label a chat model object is stored under (its class and model name; no key)."""
     from replan.nodes.llm import model_label
@@ -136,21 +105,77 @@ def model_object_label(model: Any) -> str:
     return label.replace("+", "-")  # '+' joins a model spec to its options
 
 
+def run(
+    suite: str = DEFAULT_SUITE,
+    *,
+    tasks: Sequence[Task] | None = None,
+    make_agent: Callable[..., Any] | None = None,
+    backend: Backend | None = None,
+    progress: Callable[..., None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    interruptible: bool = False,
+    **options: Any,
+) -> Results:
+    """Run designs × models × seeds on a suite (or on ``tasks``), resumably, into ``out``.
+
+    ``options`` are the fields of :class:`~replan.runner.options.RunOptions` (``agents``,
+    ``models``, ``seeds``, ``limit``, ``filter``, ``concurrency``, ``workers``, ``backend``,
+    ``out``, ``archive``, ``resume``, ``suite_options``, ``budgets``, ``base_url``, ...;
+    ``agents`` empty: the suite's default designs). They are checked before anything runs: a
+    mistake is one ``ValueError`` naming it. An episode still running after
+    ``episode_timeout_s`` seconds is stored as ``timeout``. A chat model object among
+    ``models`` is used as it is by every episode (never copied; stored under its class and
+    model name, in this process only).
+
+    ``make_agent`` is your agent factory as a live object (see :func:`evaluate_agent`);
+    ``backend`` a ready backend object instead of the one the options name; ``progress(done,
+    total, failures, call_stats)`` and ``warn(line)`` are called as the run goes;
+    ``interruptible``: the first Ctrl-C cancels the run cleanly (``KeyboardInterrupt`` once the
+    store is closed).
+    """
+    from replan.runner.experiment import arun
+    from replan.runner.preflight import check_options
+
+    if isinstance(backend, str):  # the backend's name is an option like any other
+        options["backend"], backend = backend, None
+    given: dict[str, Any] = {}
+    if "models" in options:
+        specs = []
+        for m in options["models"]:
+            if not isinstance(m, str):
+                label = model_object_label(m)
+                given[label], m = m, label
+            specs.append(m)
+        options["models"] = specs
+    opts = check_options(
+        RunOptions(suite=suite, **options), tasks=tasks, live_agent=make_agent, given=given
+    )
+    coro = arun(
+        opts,
+        tasks=tasks,
+        backend=backend,
+        progress=progress,
+        agent=make_agent,
+        warn=warn,
+        models=given,
+    )
+    if interruptible:
+        from replan.runner.safety import run_interruptibly
+
+        outcome = run_interruptibly(coro)
+    else:
+        outcome = run_sync(coro)
+    return Results(opts.out, outcome.experiment_id, outcome, opts)
+
+
 def evaluate_agent(
     make_agent: Callable[..., Any] | str,
     suite: str = DEFAULT_SUITE,
     *,
     model: str | Any = DEFAULT_MODEL,
-    base_url: str | None = None,
-    seeds: int = 1,
-    limit: int | None = None,
-    filter: Sequence[str] = (),
-    per_cell: int = 3,
-    out: str | Path = "replan-results",
-    concurrency: int = 4,
-    tasks: Sequence[Task] | None = None,
     name: str | None = None,
-    episode_timeout: float | None = DEFAULT_EPISODE_TIMEOUT_S,
+    tasks: Sequence[Task] | None = None,
+    **options: Any,
 ) -> Results:
     """Evaluate your own LangGraph agent in place.
 
@@ -159,37 +184,24 @@ def evaluate_agent(
     which record the trace, so your graph needs no change. ``make_agent`` may also be given as
     ``"module:function"``. Episodes are stored under the design name ``name`` (default: the
     factory's name) and scored like the built-in designs. An agent still running after
-    ``episode_timeout`` seconds is abandoned and its episode stored as ``timeout``; one that
+    ``episode_timeout_s`` seconds is abandoned and its episode stored as ``timeout``; one that
     raises (``SystemExit`` included) fails only its episode.
 
-    ``model`` is a model spec (``"openai:gpt-4o-mini"``; ``base_url`` for an OpenAI-compatible
+    ``model`` is a model spec (``"openai:gpt-4o-mini"``; ``base_url=`` for an OpenAI-compatible
     server) or a chat model object, used as it is by every episode (never copied; stored under
-    its class and model name).
+    its class and model name). ``options``: as :func:`run`.
     """
-    given: dict[str, Any] = {}
-    if not isinstance(model, str):
-        label = model_object_label(model)
-        given[label] = model
-        model = label
     spec = (
         make_agent
         if isinstance(make_agent, str)
         else f"{make_agent.__module__}:{make_agent.__qualname__}"
     )
-    label = name or spec.rsplit(":", 1)[-1]
-    cfg = RunConfig(
-        suite=suite,
-        agents=[label],
+    return run(
+        suite,
+        tasks=tasks,
+        make_agent=make_agent if callable(make_agent) else None,
+        agents=[name or spec.rsplit(":", 1)[-1]],
         models=[model],
-        seeds=seeds,
-        limit=limit,
-        filter=list(filter),
-        per_cell=per_cell,
-        concurrency=concurrency,
         agent_factory=spec,
-        episode_timeout_s=episode_timeout,
-        base_url=base_url,
+        **options,
     )
-    agent = make_agent if callable(make_agent) else None
-    outcome = run_sync(arun(cfg, out, tasks=tasks, agent=agent, models=given))
-    return _collect(Path(out), outcome)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from dataclasses import replace
 
 import pytest
 from typer.testing import CliRunner
@@ -49,9 +48,10 @@ def _stored(out):
         }
 
 
-def _run(out, archive, cfg=CFG, **kw):
+def _run(out, archive, cfg=CFG, **options):
     backend, notes = Counting(), []
-    outcome = asyncio.run(arun(cfg, out, backend=backend, archive=archive, warn=notes.append, **kw))
+    cfg = cfg.model_copy(update={"archive": archive, **options})
+    outcome = asyncio.run(arun(cfg, out, backend=backend, warn=notes.append))
     return backend.ran, outcome, notes
 
 
@@ -111,7 +111,7 @@ def test_an_archived_failure_runs_again_unless_failures_are_kept(tmp_path):
 def test_fresh_takes_nothing_from_the_archive_and_archives_what_it_runs(tmp_path):
     archive = tmp_path / "episodes.jsonl"
     _run(tmp_path / "a", archive)
-    ran, outcome, _ = _run(tmp_path / "b", archive, rerun=True)
+    ran, outcome, _ = _run(tmp_path / "b", archive, resume=False)
     assert len(ran) == 6 and outcome.restored == 0
     assert len(archive.read_text().splitlines()) == 12
 
@@ -120,10 +120,14 @@ def test_another_experiments_episode_is_named_and_run(tmp_path):
     archive = tmp_path / "episodes.jsonl"
     _run(tmp_path / "a", archive)
     # the same task ids under other budgets; then a ToolMaze generated from another seed
-    ran, outcome, notes = _run(tmp_path / "b", archive, replace(CFG, budgets={"max_steps": 3}))
+    ran, outcome, notes = _run(
+        tmp_path / "b", archive, CFG.model_copy(update=dict(budgets={"max_steps": 3}))
+    )
     assert len(ran) == 6 and outcome.restored == 0
     assert all("ran under other budgets" in n for n in notes) and len(notes) == 6
-    ran, outcome, notes = _run(tmp_path / "c", archive, replace(CFG, suite_options={"seed": 1}))
+    ran, outcome, notes = _run(
+        tmp_path / "c", archive, CFG.model_copy(update=dict(suite_options={"seed": 1}))
+    )
     assert len(ran) == 6 and all("its query differs" in n for n in notes)
 
 

@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -88,7 +87,7 @@ def test_silent_worker_is_killed_not_waited_for(tmp_path, monkeypatch):
     killed after the episode deadline plus the grace; that batch is stored as timeouts and
     the other batch still runs."""
     monkeypatch.setattr(process_backend, "HANG_GRACE_S", 1.0)
-    cfg = replace(CFG, limit=2, agents=["react"], episode_timeout_s=2.0)
+    cfg = CFG.model_copy(update=dict(limit=2, agents=["react"], episode_timeout_s=2.0))
     tasks = select_tasks(load_suite(cfg.suite, **suite_options(cfg)), cfg)
     hung = episode_key(tasks[0].task_id, "react", cfg.models[0], 0)
     monkeypatch.setenv("REPLAN_CHAOS_HANG_KEY", hung)
@@ -122,7 +121,7 @@ def test_workers_end_when_the_driver_is_killed(tmp_path):
     """A driver killed outright cannot stop its workers; each notices within seconds that the
     driver is gone and ends, instead of playing its episode to the end for nobody (here a
     worker asleep for an hour on its batch)."""
-    cfg = replace(CFG, limit=1, agents=["react"])
+    cfg = CFG.model_copy(update=dict(limit=1, agents=["react"]))
     tasks = select_tasks(load_suite(cfg.suite, **suite_options(cfg)), cfg)
     hung = episode_key(tasks[0].task_id, "react", cfg.models[0], 0)
     script = (

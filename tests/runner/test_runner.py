@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -140,14 +141,19 @@ def test_sigkill_mid_run_then_resume_equals_a_clean_run(tmp_path):
 
 
 def test_failures_are_stored_and_the_run_goes_on(tmp_path):
-    from replan.api import run
+    """The runner itself (under the checks ``replan.run`` makes first, which refuse this model):
+    a model that cannot be built fails its episodes, and the run goes on."""
+    from replan.api import Results
+    from replan.runner.experiment import RunConfig, arun
 
-    res = run(
+    cfg = RunConfig(
         models=["simulated:competent", "nosuchprovider:model-x"],
         agents=["react"],
         limit=3,
         out=tmp_path / "r",
     )
+    outcome = asyncio.run(arun(cfg))
+    res = Results(cfg.out, outcome.experiment_id, outcome, cfg)
     by_model = {}
     for e in res.episodes:
         by_model.setdefault(e.model, []).append(e)

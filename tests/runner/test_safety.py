@@ -169,7 +169,7 @@ def test_a_hanging_agent_is_bounded_through_the_python_api_too(tmp_path):
 
     t0 = time.perf_counter()
     try:
-        res = evaluate_agent(stuck, limit=2, out=tmp_path / "r", episode_timeout=1, name="stuck")
+        res = evaluate_agent(stuck, limit=2, out=tmp_path / "r", episode_timeout_s=1, name="stuck")
     finally:
         release.set()  # let the abandoned threads end with the test
     assert time.perf_counter() - t0 < 60

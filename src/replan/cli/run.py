@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -17,13 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from replan.cli.terminal import labelled, plain_console
-from replan.runner.experiment import (
-    DEFAULT_EPISODE_TIMEOUT_S,
-    DEFAULT_MODEL,
-    DEFAULT_SUITE,
-    RunConfig,
-)
-from replan.runner.safety import exit_hard_if_threads_hang, run_interruptibly
+from replan.runner.options import RunOptions, parse_pairs
+from replan.runner.safety import exit_hard_if_threads_hang
 from replan.runner.store import StoreError
 
 
@@ -34,14 +30,37 @@ def _csv(values: list[str] | None) -> list[str]:
     return out
 
 
+def opt(name: str, *decls: str, **kw: Any) -> Any:
+    """The flag of run option ``name``: its default, help text and lower bound from
+    :class:`~replan.runner.options.RunOptions` (the one declaration), unless given here; the
+    options are validated by ``RunOptions`` itself (a choice, a type)."""
+    field = RunOptions.model_fields[name]
+    kw.setdefault("help", field.description)
+    for rule in field.metadata:
+        if getattr(rule, "ge", None) is not None:
+            kw.setdefault("min", rule.ge)
+    default = kw.pop("default", ...)
+    if default is ...:
+        default = field.get_default(call_default_factory=True)
+    return typer.Option(default, *decls, **kw)
+
+
 def run_command(
-    suite: str = typer.Option(DEFAULT_SUITE, help="suite name (see `replan suites list`)"),
-    agents: str = typer.Option(
-        None,
-        help="designs, comma separated [default: the suite's designs, see `replan suites list`]",
+    suite: str = opt("suite"),
+    agents: str = opt(
+        "agents",
+        default=None,
         show_default=False,
+        help="designs, comma separated [default: the suite's designs, see `replan suites list`]",
     ),
-    model: list[str] = typer.Option(None, "--model", "-m", help="model spec, repeatable"),
+    model: list[str] = opt(
+        "models",
+        "--model",
+        "-m",
+        default=None,
+        show_default=False,
+        help="model spec, repeatable [default: simulated:competent]",
+    ),
     profile: str = typer.Option(None, help="shorthand for --model simulated:PROFILE"),
     profile_set: list[str] = typer.Option(
         None,
@@ -50,110 +69,54 @@ def run_command(
         " on_fault.retry=0, error_rates.Type_Error=0.1, error_scale=0); applies to every "
         "simulated model of the run and shows in its model label",
     ),
-    prompt: str = typer.Option("standard", help="standard | hint (failure-aware prompt)"),
-    seeds: int = typer.Option(1, min=1, help="seeds per task"),
-    limit: int = typer.Option(None, min=1, help="at most N tasks (after --filter)"),
-    filter: str = typer.Option("", "--filter", help="levels and/or modes, e.g. 'C2,P3'"),
-    per_cell: int = typer.Option(
-        3, help="tasks per level x mode cell in the default toolmaze subset (without --limit)"
-    ),
-    concurrency: int = typer.Option(
-        4, min=1, help="episodes in flight (each waits on its own model calls)"
-    ),
-    max_in_flight: int = typer.Option(
-        None, min=1, help="at most N model calls at once per model endpoint, for the whole run"
-    ),
-    rpm: float = typer.Option(
-        None, "--rpm", min=1, help="at most N model requests per minute per endpoint"
-    ),
-    tpm: float = typer.Option(
-        None, "--tpm", min=1, help="at most N model tokens per minute per endpoint"
-    ),
-    workers: int = typer.Option(
-        1,
-        min=0,
-        help="worker processes for --backend local, each with --concurrency episodes in "
-        "flight (0: one per core); 1 runs in this process",
-    ),
-    backend: str = typer.Option("local", help="local | ray"),
-    address: str = typer.Option(None, help="Ray address (with --backend ray)"),
-    out: Path = typer.Option(Path("replan-results"), help="output directory (results store)"),
-    archive: Path = typer.Option(
-        None,
-        "--archive",
-        help="also append every finished episode to this Episode JSON Lines file, and take the "
-        "episodes it already holds from it instead of running them (a long run goes on in "
-        "another checkout or on another machine)",
-    ),
-    resume: bool = typer.Option(
-        True,
-        "--resume/--fresh",
-        help="skip the selected episodes already stored (default), or run them again; other "
-        "episodes in the store are kept either way (`replan clear DIR` empties a store)",
+    prompt: str = opt("prompt"),
+    seeds: int = opt("seeds"),
+    limit: int = opt("limit"),
+    filter: str = opt("filter", "--filter", default="", help="levels and/or modes, e.g. 'C2,P3'"),
+    per_cell: int = opt("per_cell"),
+    suite_option: list[str] = opt(
+        "suite_options",
+        "--suite-option",
+        "-S",
+        default=None,
         show_default=False,
+        metavar="KEY=VALUE",
     ),
-    retry_failed: bool = typer.Option(
-        True,
-        "--retry-failed/--no-retry-failed",
-        help="on resume, run infrastructure failures (model error, crash, timeout) again "
-        "(default); an agent's own failure is a result and is kept",
-        show_default=False,
+    suite_path: Path = typer.Option(None, "--path", help="shorthand for -S path=FILE_OR_DIR"),
+    budget: list[str] = opt(
+        "budgets", "--budget", "-B", default=None, show_default=False, metavar="KEY=VALUE"
     ),
-    agent: str = typer.Option(
-        None, help="your agent factory, module:function (make_agent(tools, model))"
+    concurrency: int = opt("concurrency"),
+    max_in_flight: int = opt("max_in_flight"),
+    rpm: float = opt("requests_per_minute", "--rpm"),
+    tpm: float = opt("tokens_per_minute", "--tpm"),
+    workers: int = opt("workers"),
+    backend: str = opt("backend"),
+    address: str = opt("address"),
+    out: Path = opt("out"),
+    archive: Path = opt("archive", "--archive"),
+    resume: bool = opt("resume", "--resume/--fresh", show_default=False),
+    retry_failed: bool = opt(
+        "retry_failed", "--retry-failed/--no-retry-failed", show_default=False
     ),
-    base_url: str = typer.Option(None, help="OpenAI-compatible endpoint for provider models"),
-    suite_path: Path = typer.Option(None, "--path", help="data file for suites that need one"),
+    agent: str = opt("agent_factory", "--agent"),
+    base_url: str = opt("base_url"),
+    episode_timeout: float = opt(
+        "episode_timeout_s", "--episode-timeout", envvar="REPLAN_EPISODE_TIMEOUT"
+    ),
+    model_timeout: float = opt("model_timeout_s", "--model-timeout", show_default=False),
     langsmith: bool = typer.Option(
         False, "--langsmith", help="also log experiments to LangSmith", show_default=False
     ),
     as_json: bool = typer.Option(
         False, "--json", help="print the summary as one JSON object", show_default=False
     ),
-    episode_timeout: float = typer.Option(
-        DEFAULT_EPISODE_TIMEOUT_S,
-        "--episode-timeout",
-        min=0,
-        envvar="REPLAN_EPISODE_TIMEOUT",
-        help="seconds an episode (agent code included) may take; past it the episode is "
-        "recorded as timeout and the run goes on (0: no limit)",
-    ),
-    model_timeout: float = typer.Option(
-        None,
-        "--model-timeout",
-        min=0,
-        help="seconds per model request (default $REPLAN_MODEL_TIMEOUT, else 60)",
-        show_default=False,
-    ),
 ) -> None:
     """Run designs on a suite, score every episode, store it, and print the comparison."""
-    from replan.runner.preflight import PreflightError, check_profile, check_run, check_suite
+    from replan.runner.preflight import PreflightError, check_profile
 
     err = plain_console(stderr=True)
     try:
-        if agent:
-            designs = [agent.rsplit(":", 1)[-1]]
-        elif agents is not None:
-            designs = _csv([agents])
-        else:  # the suite's own choice
-            from replan.runner.experiment import default_designs
-
-            check_suite(suite, suite_path)
-            designs = default_designs(suite)
-        if prompt not in ("standard", "hint"):
-            raise PreflightError(f"--prompt {prompt!r}: use standard or hint")
-        if archive is not None:
-            from replan.runner.archive import ArchiveError, check_archive
-
-            try:
-                check_archive(archive)
-            except ArchiveError as exc:
-                raise PreflightError(str(exc)) from None
-        if workers != 1 and backend != "local":
-            raise PreflightError(
-                f"--workers {workers} is for --backend local; Ray places the work itself "
-                "(drop --workers)"
-            )
         if profile:
             try:
                 check_profile(profile)
@@ -164,64 +127,53 @@ def run_command(
             from replan.models.simulated.profiles import spec_with_overrides
 
             try:
-                models = [spec_with_overrides(m, profile_set) for m in (models or [DEFAULT_MODEL])]
+                default = RunOptions.model_fields["models"].get_default(call_default_factory=True)
+                models = [spec_with_overrides(m, profile_set) for m in (models or default)]
             except ValueError as exc:
                 raise PreflightError(str(exc)) from None
-        tokens = check_run(
-            suite=suite,
-            designs=designs,
-            models=models or [DEFAULT_MODEL],
-            filter=_csv([filter]),
-            path=suite_path,
-            agent_factory=agent,
-            backend=backend,
-            base_url=base_url,
-        )
-    except PreflightError as exc:
+        suite_options = parse_pairs(suite_option, "-S")
+        if suite_path is not None:
+            suite_options["path"] = str(suite_path)
+        # one line per option of the run (RunOptions), as replan.run takes them
+        options: dict[str, Any] = {
+            "suite": suite,
+            "agents": _csv([agents]) if agents is not None else [],
+            "seeds": seeds,
+            "limit": limit,
+            "filter": _csv([filter]),
+            "per_cell": per_cell,
+            "prompt": prompt,
+            "suite_options": suite_options,
+            "budgets": parse_pairs(budget, "-B"),
+            "base_url": base_url,
+            "agent_factory": agent,
+            "concurrency": concurrency,
+            "episode_timeout_s": episode_timeout,
+            "model_timeout_s": model_timeout,
+            "max_in_flight": max_in_flight,
+            "requests_per_minute": rpm,
+            "tokens_per_minute": tpm,
+            "out": out,
+            "backend": backend,
+            "workers": workers,
+            "address": address,
+            "archive": archive,
+            "resume": resume,
+            "retry_failed": retry_failed,
+        }
+        if models:
+            options["models"] = models
+    except (PreflightError, ValueError) as exc:
         fail(err, str(exc))
-    cfg = RunConfig(
-        suite=suite,
-        agents=designs,
-        models=models or [DEFAULT_MODEL],
-        seeds=seeds,
-        limit=limit,
-        filter=tokens,
-        per_cell=per_cell,
-        prompt=prompt,
-        suite_options={"path": str(suite_path)} if suite_path else {},
-        concurrency=concurrency,
-        base_url=base_url,
-        agent_factory=agent,
-        episode_timeout_s=episode_timeout or None,
-        model_timeout_s=model_timeout or None,
-        max_in_flight=max_in_flight,
-        requests_per_minute=rpm,
-        tokens_per_minute=tpm,
-    )
-    try:
-        outcome = execute(
-            cfg,
-            out,
-            backend=backend,
-            address=address,
-            workers=workers,
-            progress_console=err,
-            rerun=not resume,
-            retry_failed=retry_failed,
-            archive=archive,
-        )
-    except StoreError as exc:
-        fail(err, str(exc))
-    except KeyboardInterrupt:
-        interrupted(err, out)
-    summary = finish(out, outcome, as_json=as_json, console=err, cfg=cfg)
+    results = execute(options, progress_console=err)
+    summary = finish(out, results.outcome, as_json=as_json, console=err, cfg=results.options)
     if as_json:
         typer.echo(json.dumps(summary, default=str))
     if langsmith:  # after the local results, summary and report: an upload failure loses nothing
         from replan.runner.langsmith import log_to_langsmith
 
         err.print(log_to_langsmith(out), highlight=False, soft_wrap=True)
-    failed = nothing_ran(outcome)
+    failed = nothing_ran(results.outcome)
     if failed:
         err.print(labelled("error", failed), highlight=False, soft_wrap=True)
     exit_hard_if_threads_hang(1 if failed else 0)
@@ -264,44 +216,48 @@ def progress_every() -> float:
         return PROGRESS_EVERY_S
 
 
-def execute(
-    cfg: RunConfig,
-    out: Path,
-    *,
-    backend: str = "local",
-    address: str | None = None,
-    workers: int = 1,
-    progress_console: Console | None = None,
-    rerun: bool = False,
-    retry_failed: bool = True,
-    archive: Path | None = None,
-) -> Any:
-    """Run ``cfg`` into ``out`` on the chosen backend, with a progress bar on a terminal;
-    ``workers`` other than 1 runs the local backend in that many processes (0: one per core);
-    ``archive`` also appends every finished episode to that file and takes the episodes it
-    holds from it (:mod:`replan.runner.archive`)."""
-    from replan.runner.experiment import LocalBackend, arun
+def _option_error(exc: Any) -> str:
+    """A ``RunOptions`` validation error as one line naming the option."""
+    first = exc.errors()[0]
+    name = ".".join(str(p) for p in first["loc"]) or "options"
+    return f"{name}: {first['msg']}"
 
-    opts: dict[str, Any] = {"rerun": rerun, "retry_failed": retry_failed, "archive": archive}
 
-    be: Any
-    if backend == "local" and workers != 1:
-        from replan.runner.process_backend import ProcessBackend
+def execute(options: dict[str, Any], *, progress_console: Console | None = None) -> Any:
+    """``replan.run(**options)`` with a progress bar on a terminal (a plain line every
+    :func:`progress_every` seconds without one), Ctrl-C cancelling it cleanly; a mistake in the
+    options, or a store that cannot be written, is one line and exit 2."""
+    from pydantic import ValidationError
 
-        be = ProcessBackend(workers)
-    elif backend == "ray":
-        from replan.runner.ray_backend import RayBackend
+    from replan.api import run
+    from replan.runner.preflight import PreflightError
 
-        be = RayBackend(address=address, concurrency=cfg.concurrency)
-    elif backend == "local":
-        be = LocalBackend(cfg.concurrency)
-    else:
-        raise typer.BadParameter("--backend must be local or ray")
     console = progress_console or plain_console(stderr=True)
-    opts["warn"] = lambda text: console.print(text, highlight=False, soft_wrap=True)
+    out = Path(options.get("out") or RunOptions.model_fields["out"].default)
+    hooks: dict[str, Any] = {
+        "warn": lambda text: console.print(text, highlight=False, soft_wrap=True),
+        "interruptible": True,
+    }
+    try:
+        with progress_display(console) as progress:
+            return run(**options, progress=progress, **hooks)
+    except ValidationError as exc:
+        fail(console, _option_error(exc))
+    except (PreflightError, StoreError) as exc:
+        fail(console, str(exc))
+    except KeyboardInterrupt:
+        interrupted(console, out)
+
+
+@contextlib.contextmanager
+def progress_display(console: Console) -> Iterator[Callable[..., None]]:
+    """A ``progress(done, total, failures, calls)`` callback for the run: a bar on a terminal;
+    without one (a CI log, nohup) a plain line every :func:`progress_every` seconds, also while
+    no episode ends (a paused endpoint, slow calls), so that a stall shows as one."""
     interactive = console.is_terminal and not os.environ.get("CI")
     t0 = time.perf_counter()
     first: list[int] = []  # episodes already stored at the start do not count toward the rate
+    stats: list[Callable[[], dict[str, int]]] = []  # the run's call counts, once it started
 
     def rate_of(done: int) -> float:
         if not first:
@@ -311,11 +267,9 @@ def execute(
     def calls() -> str:
         """Model calls now in flight, failed calls (each retried or final) and calls that
         waited for a slot (the run's limits, or a server's Retry-After), over every endpoint."""
-        limiter = getattr(be, "limiter", None)
-        if limiter is None:
+        total = stats[-1]() if stats else {}
+        if not total:
             return ""
-        stats = limiter.stats().values()
-        total = {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
         return (
             f"model calls in flight {total['in_flight']} · failed calls "
             f"{total['failed_calls']} · waited for a slot {total['waits']}"
@@ -343,7 +297,9 @@ def execute(
         ) as bar:
             tid = bar.add_task("run", total=None, rate=0.0, failures=0, calls="")
 
-            def progress(done: int, total: int, failures: int) -> None:
+            def progress(done: int, total: int, failures: int, call_stats: Any = None) -> None:
+                if call_stats is not None and not stats:
+                    stats.append(call_stats)
                 if not first:  # the episodes stored before are no speed: start the ETA here
                     bar.reset(tid, completed=done, total=total)
                 rate = rate_of(done)
@@ -351,9 +307,8 @@ def execute(
                     tid, completed=done, total=total, rate=rate, failures=failures, calls=calls()
                 )
 
-            return run_interruptibly(arun(cfg, out, backend=be, progress=progress, **opts))
-    # without a terminal (a CI log, nohup): a plain line every PROGRESS_EVERY_S seconds, also
-    # while no episode ends (a paused endpoint, slow calls), so a stall shows as one
+            yield progress
+        return
     every = progress_every()
     state = {"last": t0, "done": 0, "total": 0, "failures": 0}
     lock = threading.Lock()
@@ -370,7 +325,9 @@ def execute(
             soft_wrap=True,
         )
 
-    def log_progress(done: int, total: int, failures: int) -> None:
+    def log_progress(done: int, total: int, failures: int, call_stats: Any = None) -> None:
+        if call_stats is not None and not stats:
+            stats.append(call_stats)
         rate_of(done)  # the first call fixes where this run's rate starts
         with lock:
             state.update(done=done, total=total, failures=failures)
@@ -392,7 +349,7 @@ def execute(
     ticker = threading.Thread(target=tick, name="replan-progress", daemon=True)
     ticker.start()
     try:
-        return run_interruptibly(arun(cfg, out, backend=be, progress=log_progress, **opts))
+        yield log_progress
     finally:
         stop.set()
 
@@ -403,7 +360,7 @@ def finish(
     *,
     as_json: bool,
     console: Console,
-    cfg: RunConfig | None = None,
+    cfg: RunOptions | None = None,
 ) -> dict[str, Any]:
     """Summarise this run's episodes, write the report, print the table (or return the JSON
     summary). When the run ran nothing and the store is as the last report saw it, the report
@@ -495,7 +452,7 @@ def nothing_ran(outcome: Any) -> str:
     )
 
 
-def _notes(cfg: RunConfig | None) -> list[str]:
+def _notes(cfg: RunOptions | None) -> list[str]:
     from replan.models.simulated.profiles import model_notes
 
     return model_notes(cfg.models) if cfg is not None else []
@@ -569,7 +526,7 @@ def scoring_code_stamp() -> list[Any]:
     ]
 
 
-def run_header(cfg: RunConfig | None, outcome: Any) -> str:
+def run_header(cfg: RunOptions | None, outcome: Any) -> str:
     """``suite toolmaze v2 (aa36ad3d) · model simulated:competent · experiment 1a2b… · 240
     episodes``: the suite with its version and short digest, when the run recorded them."""
     from replan.suites.versions import identity_label

@@ -100,7 +100,7 @@ def suites_stats(
 
     err = plain_console(stderr=True)
     try:
-        check_suite(name, path)
+        check_suite(name, {"path": path} if path is not None else None)
         suite = get_suite(name)
         if suite.stats is None:
             with_stats = [n for n, s in SUITES.items() if s.stats is not None]

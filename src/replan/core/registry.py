@@ -15,6 +15,7 @@ plugins, imported before every lookup that has not seen them yet (as inspect-ai 
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -65,6 +66,30 @@ def load_plugins() -> None:
         if name and name not in _imported_plugins:
             _imported_plugins.add(name)
             _import_plugin(name, f"${PLUGINS_ENV}")
+
+
+@functools.cache
+def _distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()
+
+
+def module_origin(module: str) -> dict[str, str | None]:
+    """``{"module", "package", "version"}`` of a dotted module name: the distribution that
+    installs its top-level package and that distribution's version (``None`` when no installed
+    distribution holds it). replan's own modules name replan and its version."""
+    top = module.split(".")[0]
+    package = version = None
+    if top == "replan":  # the parent package is loaded whenever one of its modules is
+        package, version = "replan", getattr(sys.modules.get("replan"), "__version__", None)
+    elif top:
+        names = _distributions().get(top) or []
+        if names:
+            package = names[0]
+            try:
+                version = importlib.metadata.version(package)
+            except importlib.metadata.PackageNotFoundError:
+                version = None
+    return {"module": module or None, "package": package, "version": version}
 
 
 class Registry(Generic[T]):
@@ -156,8 +181,22 @@ class Registry(Generic[T]):
             )
         return found
 
+    def origin(self, name: str) -> dict[str, str | None]:
+        """Where the entry ``name`` comes from: its module, and the installed package (with
+        its version) that supplies the module (``None`` where none does: a module of the
+        working directory)."""
+        self._ensure()
+        return module_origin(self._modules.get(name, ""))
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.find(name) is not None
 
 
-__all__ = ["ENTRY_POINT_GROUP", "PLUGINS_ENV", "PluginError", "Registry", "load_plugins"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PLUGINS_ENV",
+    "PluginError",
+    "Registry",
+    "load_plugins",
+    "module_origin",
+]

@@ -15,8 +15,7 @@ the episodes in flight and rerunning the same command skips what is done.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import hashlib
+import functools
 import json
 import math
 import sys
@@ -26,15 +25,16 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from replan.core.redact import redact, redact_url, redact_value
+from replan.core.redact import redact
 from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
 from replan.evaluators import score_one, scoring_stamp
-from replan.runner.limits import LIMITER, Limits, LocalLimiter, limit_model
+from replan.runner.limits import LIMITER, LocalLimiter, limit_model
+from replan.runner.options import DEFAULT_SUITE, RunOptions
 from replan.runner.store import (
     SUITE_RECORD,
     FeedbackRow,
@@ -50,76 +50,29 @@ SHARED_MODELS: ContextVar[dict[str, Any] | None] = ContextVar("replan_models", d
 #: pickled or sent to another process
 GIVEN_MODELS: ContextVar[Mapping[str, Any] | None] = ContextVar("replan_given", default=None)
 
-DEFAULT_SUITE = "toolmaze"
-DEFAULT_MODEL = "simulated:competent"
-#: seconds one episode may take before it is abandoned and recorded as ``timeout``
-DEFAULT_EPISODE_TIMEOUT_S = 900.0
-#: RunConfig fields that do not change results (left out of the experiment id)
-OPERATIONAL_FIELDS = (
-    "concurrency",
-    "episode_timeout_s",
-    "model_timeout_s",
-    "max_in_flight",
-    "requests_per_minute",
-    "tokens_per_minute",
-)
-
-
-@dataclass
-class RunConfig:
-    """Everything that defines an experiment (and so its id, which resume relies on)."""
-
-    suite: str = DEFAULT_SUITE
-    #: designs to run; empty: the suite's default designs (``Suite.default_designs``)
-    agents: list[str] = field(default_factory=list)
-    models: list[str] = field(default_factory=lambda: [DEFAULT_MODEL])
-    seeds: int = 1
-    limit: int | None = None
-    filter: list[str] = field(default_factory=list)  # e.g. ["C2", "P3"]
-    per_cell: int = 3  # stratified default subset: tasks per C × P cell
-    prompt: str = "standard"  # or "hint" (ToolMaze's failure-aware prompt)
-    suite_options: dict[str, Any] = field(default_factory=dict)
-    budgets: dict[str, Any] = field(default_factory=dict)
-    concurrency: int = 4
-    base_url: str | None = None
-    agent_factory: str | None = None  # "module:function" for a user agent
-    #: hard wall-clock deadline of one episode, user code included (``None``: none)
-    episode_timeout_s: float | None = DEFAULT_EPISODE_TIMEOUT_S
-    #: seconds per model request (``None``: $REPLAN_MODEL_TIMEOUT or the providers' default)
-    model_timeout_s: float | None = None
-    #: per model endpoint, for the whole run: model calls at once, requests and tokens per
-    #: minute (``None``: no limit of that kind)
-    max_in_flight: int | None = None
-    requests_per_minute: float | None = None
-    tokens_per_minute: float | None = None
-
-    def __post_init__(self) -> None:
-        if not self.agents:
-            with contextlib.suppress(ValueError):  # an unknown suite: loading it says so
-                self.agents = default_designs(self.suite)
-
-    def experiment_id(self) -> str:
-        """What the results depend on, hashed: not how fast or how long they may take, nor a
-        credential inside ``base_url``."""
-        ident = {k: v for k, v in asdict(self).items() if k not in OPERATIONAL_FIELDS}
-        ident = redact_value(ident, redact_url)  # not environment-dependent
-        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:12]
-
-    def limits(self) -> Limits:
-        """The per-endpoint limits every model endpoint of this run is held to."""
-        return Limits(self.max_in_flight, self.requests_per_minute, self.tokens_per_minute)
+#: the run's options (one declaration, :mod:`replan.runner.options`); the runner's name for them
+RunConfig = RunOptions
 
 
 @dataclass(frozen=True)
 class Job:
+    """One episode to run: a task, a design, a model spec, a seed and the prompt variant."""
+
     task: Task
     design: str
     model: str
     seed: int
+    prompt: str = "standard"
+
+    @property
+    def label(self) -> str:
+        """The model as the episode records it: the spec, or ``spec+hint`` for the hint
+        prompt, so that a hint run is never mistaken for a standard one."""
+        return self.model if self.prompt == "standard" else f"{self.model}+{self.prompt}"
 
     @property
     def key(self) -> str:
-        return episode_key(self.task.task_id, self.design, self.model, self.seed)
+        return episode_key(self.task.task_id, self.design, self.label, self.seed)
 
 
 #: an episode's feedback rows and per-run records (:func:`score_rows`)
@@ -218,8 +171,8 @@ class LocalBackend:
     the run held to the run's per-endpoint limits (``limiter``, whose counts the progress line
     shows)."""
 
-    def __init__(self, concurrency: int = 4, limiter: LocalLimiter | None = None):
-        self.concurrency = max(1, concurrency)
+    def __init__(self, concurrency: int | None = None, limiter: LocalLimiter | None = None):
+        self.concurrency = concurrency  # None: the run's ``concurrency``
         self.limiter = limiter or LocalLimiter()
 
     async def run(
@@ -230,11 +183,40 @@ class LocalBackend:
         await play(
             jobs,
             cfg,
-            concurrency=self.concurrency,
+            concurrency=self.concurrency or cfg.concurrency,
             limiter=self.limiter,
             agent=agent,
             done=lambda _, job, ep: on_done(job, ep),
         )
+
+
+def make_backend(cfg: RunConfig) -> Backend:
+    """The backend ``cfg`` asks for: this process (``workers`` 1), local worker processes
+    (``workers`` other than 1; 0: one per core) or a Ray cluster (``backend="ray"``)."""
+    if cfg.backend == "ray":
+        if cfg.workers != 1:
+            raise ValueError(
+                f"workers={cfg.workers} is for the local backend; Ray places the work itself "
+                "(drop --workers)"
+            )
+        from replan.runner.ray_backend import RayBackend
+
+        return RayBackend(address=cfg.address)
+    if cfg.workers != 1:
+        from replan.runner.process_backend import ProcessBackend
+
+        return ProcessBackend(cfg.workers)
+    return LocalBackend()
+
+
+def call_stats(backend: Backend) -> dict[str, int]:
+    """The backend's model calls now in flight, failed calls (each retried or final) and calls
+    that waited for a slot, summed over every endpoint (empty: the backend keeps no counts)."""
+    limiter = getattr(backend, "limiter", None)
+    if limiter is None:
+        return {}
+    stats = limiter.stats().values()
+    return {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
 
 
 def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
@@ -244,7 +226,7 @@ def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
         task_id=job.task.task_id,
         suite=job.task.suite,
         design=job.design,
-        model=job.model,
+        model=job.label,
         seed=job.seed,
         mode=job.task.mode,
         query=job.task.query,
@@ -374,23 +356,17 @@ def select_tasks(tasks: Sequence[Task], cfg: RunConfig) -> list[Task]:
 
 
 def make_jobs(tasks: Iterable[Task], cfg: RunConfig) -> list[Job]:
-    """One job per model × task × seed × design, in that order; the model label carries the
-    prompt variant (``simulated:competent+hint``) so that a hint run is never mistaken for a
-    standard one. Task-major order: a run stopped part way (a slow real model, a deadline) has
+    """One job per model × task × seed × design, in that order (each with the run's prompt
+    variant, :attr:`Job.label`). Task-major order: a run stopped part way (a slow real model, a deadline) has
     every design on the same tasks, but for the few tasks that were in flight (concurrency,
     workers), so what it stored compares designs like for like."""
     return [
-        Job(t, d, model_with_prompt(m, cfg.prompt), s)
+        Job(t, d, m, s, cfg.prompt)
         for m in cfg.models
         for t in tasks
         for s in range(cfg.seeds)
         for d in cfg.agents
     ]
-
-
-def model_with_prompt(spec: str, prompt: str) -> str:
-    """The model spec a job records: ``spec`` itself, or ``spec+hint`` for the hint prompt."""
-    return spec if prompt == "standard" else f"{spec}+{prompt}"
 
 
 async def run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = None) -> Episode:
@@ -449,7 +425,7 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
     from replan.graphs import arun_episode, design_names, get_design
     from replan.runner.safety import in_daemon_thread
 
-    spec = job.model.split("+", 1)[0]
+    spec = job.model
     try:
         model = episode_model(spec, job, cfg)
     except Exception as exc:  # a model that cannot even be built fails this episode only
@@ -524,7 +500,7 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
                 f"task {job.task.task_id}, design {job.design}: {type(exc).__name__}: {exc}\n{tb}"
             ),
         )
-    return ep.model_copy(update={"model": job.model, "design": job.design, "episode_id": job.key})
+    return ep.model_copy(update={"model": job.label, "design": job.design, "episode_id": job.key})
 
 
 def replan_point(task: Task) -> bool:
@@ -555,6 +531,34 @@ def load_factory(spec: str) -> Callable[..., Any]:
     from replan.runner.preflight import load_agent_factory
 
     return load_agent_factory(spec)
+
+
+#: the experiment record's key for where every design, metric, suite and model kind came from
+PROVENANCE_RECORD = "provenance"
+
+
+def provenance(cfg: RunConfig) -> dict[str, dict[str, dict[str, str | None]]]:
+    """Which module (and installed package, with its version) supplied each design, metric
+    family, suite and model kind this run uses: recorded with the experiment, so that a table
+    made with a plugin (or another version of one) says so."""
+    from replan.core.registry import module_origin
+    from replan.evaluators.metric import METRICS
+    from replan.graphs.registry import DESIGN_REGISTRY
+    from replan.models.registry import MODEL_KINDS, kind_of
+    from replan.suites import SUITES
+
+    if cfg.agent_factory:  # the user's own agent: its factory's module
+        module = cfg.agent_factory.partition(":")[0]
+        designs = {d: module_origin(module) for d in cfg.agents}
+    else:
+        designs = {d: DESIGN_REGISTRY.origin(d) for d in cfg.agents}
+    kinds = {k.name for m in cfg.models if (k := kind_of(m)) is not None}
+    return {
+        "designs": designs,
+        "metrics": {name: METRICS.origin(name) for name in METRICS.names()},
+        "suite": {cfg.suite: SUITES.origin(cfg.suite)} if cfg.suite in SUITES else {},
+        "model_kinds": {k: MODEL_KINDS.origin(k) for k in sorted(kinds)},
+    }
 
 
 def score_rows(episode: Episode, task: Task) -> tuple[list[FeedbackRow], dict[str, Any]]:
@@ -619,35 +623,38 @@ def _from_archive(
 
 async def arun(
     cfg: RunConfig,
-    out_dir: str | Path,
+    out_dir: str | Path | None = None,
     *,
     tasks: Sequence[Task] | None = None,
     backend: Backend | None = None,
-    progress: Callable[[int, int, int], None] | None = None,
+    progress: Callable[..., None] | None = None,
     agent: Callable[..., Any] | None = None,
-    rerun: bool = False,
-    retry_failed: bool = True,
-    archive: str | Path | None = None,
     warn: Callable[[str], None] | None = None,
     models: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
-    """Run (or resume) an experiment into ``out_dir``; returns counts.
+    """Run (or resume) an experiment into ``out_dir`` (default ``cfg.out``); returns counts.
 
     ``agent`` is the user's ``make_agent(tools, model)`` when it is a live object (defined in a
     notebook); otherwise ``cfg.agent_factory`` names it as ``module:function``. A resume skips
     the selected episodes already stored, except infrastructure failures (model error, crash,
-    timeout), which run again unless ``retry_failed`` is false; an agent's own failure is a
-    result and stays. ``rerun`` runs every selected episode again (replacing only those).
-    ``archive`` is an Episode JSON Lines file every finished episode is appended to before it
-    is stored, and that answers the episodes it holds (:mod:`replan.runner.archive`); ``warn``
-    gets its one-line notes (default: stderr). ``models`` maps labels in ``cfg.models`` to chat
-    model objects used as they are (:data:`GIVEN_MODELS`; in this process only).
+    timeout), which run again unless ``cfg.retry_failed`` is false; an agent's own failure is a
+    result and stays. Without ``cfg.resume`` every selected episode runs again (replacing only
+    those). ``cfg.archive`` is an Episode JSON Lines file every finished episode is appended to
+    before it is stored, and that answers the episodes it holds (:mod:`replan.runner.archive`);
+    ``warn`` gets its one-line notes (default: stderr). ``backend`` default: the one ``cfg``
+    asks for (:func:`make_backend`). ``progress(done, total, failures, call_stats)`` is called
+    at the start and as each episode ends; ``call_stats()`` sums the backend's model-call
+    counts over every endpoint (:func:`call_stats`). ``models`` maps labels in ``cfg.models``
+    to chat model objects used as they are (:data:`GIVEN_MODELS`; in this process only).
     """
     from replan.suites import load_suite, suite_digest, suite_identity
     from replan.suites.versions import custom_identity
 
     t0 = time.perf_counter()
-    if models and backend is not None and not isinstance(backend, LocalBackend):
+    out_dir = Path(cfg.out if out_dir is None else out_dir)
+    rerun, retry_failed, archive = not cfg.resume, cfg.retry_failed, cfg.archive
+    backend = backend or make_backend(cfg)  # a wrong choice stops here, before the store
+    if models and not isinstance(backend, LocalBackend):
         raise ValueError(
             f"a model object ({', '.join(models)}) runs only in this process, not on the "
             f"{type(backend).__name__}: give a model spec string instead"
@@ -680,7 +687,9 @@ async def arun(
             # holding another version of the suite (or another definition of a task) stops here
             suite = {**ident, "tasks": len(chosen), "tasks_digest": suite_digest(chosen)}
             store.check_tasks(chosen)
-            store.ensure_experiment(exp, {**asdict(cfg), SUITE_RECORD: suite})
+            store.ensure_experiment(
+                exp, {**cfg.record(), SUITE_RECORD: suite, PROVENANCE_RECORD: provenance(cfg)}
+            )
             store.save_tasks(chosen)
             store.save_selection(exp, source, [t.task_id for t in chosen])
         else:
@@ -706,8 +715,9 @@ async def arun(
             )
         retried = len({j.key for j in todo} & store.failed_keys()) if not rerun else 0
         counts = {"done": len(jobs) - len(todo), "failures": 0}
+        stats = functools.partial(call_stats, backend)
         if progress:
-            progress(counts["done"], len(jobs), 0)
+            progress(counts["done"], len(jobs), 0, stats)
 
         def on_done(job: Job, ep: Episode, scored: Scored | None = None) -> None:
             if archive is not None:  # first: a kill between the two loses neither copy
@@ -716,11 +726,11 @@ async def arun(
             counts["done"] += 1
             counts["failures"] += int(ep.end_reason.value in FAILURE_END_REASONS)
             if progress:
-                progress(counts["done"], len(jobs), counts["failures"])
+                progress(counts["done"], len(jobs), counts["failures"], stats)
 
         token = GIVEN_MODELS.set(dict(models)) if models else None
         try:
-            await (backend or LocalBackend(cfg.concurrency)).run(todo, cfg, agent, on_done)
+            await backend.run(todo, cfg, agent, on_done)
         finally:
             if token is not None:
                 GIVEN_MODELS.reset(token)

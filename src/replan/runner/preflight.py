@@ -12,12 +12,14 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import inspect
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from replan.core.task import MODES
+from replan.runner.options import RunOptions
 
 
 class PreflightError(ValueError):
@@ -29,10 +31,9 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f"did you mean {close[0]!r}? " if close else ""
 
 
-def check_suite(suite: str, path: str | Path | None = None) -> None:
-    """The suite exists, and a suite that needs a data file (option ``path``) has one that
-    exists; a suite needing another option is run from Python (``replan.run(suite_options=...)``).
-    """
+def check_suite(suite: str, options: Mapping[str, Any] | None = None) -> None:
+    """The suite exists, and has every option its loader needs (``-S KEY=VALUE``); a data file
+    (option ``path``) exists."""
     from replan.suites import SUITES
 
     known = SUITES.find(suite)
@@ -42,14 +43,25 @@ def check_suite(suite: str, path: str | Path | None = None) -> None:
             f"unknown suite {suite!r}: {_did_you_mean(suite, names)}"
             f"choose one of {', '.join(names)} (`replan suites list`)"
         )
+    options = options or {}
     for opt in known.requires:
         help_ = f" ({known.requires_help})" if known.requires_help else ""
-        if opt != "path":
-            raise PreflightError(f"--suite {suite} needs the option {opt}=...{help_}")
-        if path is None:
-            raise PreflightError(f"--suite {suite} needs --path FILE_OR_DIR{help_}")
-        if not Path(path).exists():
-            raise PreflightError(f"--path {path}: no such file or directory")
+        if options.get(opt) is None:
+            how = "--path FILE_OR_DIR" if opt == "path" else f"-S {opt}=..."
+            raise PreflightError(f"--suite {suite} needs {how}{help_}")
+    path = options.get("path")
+    if path is not None and not Path(path).exists():
+        raise PreflightError(f"--path {path}: no such file or directory")
+    takes_any = any(
+        p.kind is p.VAR_KEYWORD for p in inspect.signature(known.load).parameters.values()
+    )
+    unknown = [] if takes_any else sorted(set(options) - set(known.options))
+    if unknown:
+        raise PreflightError(
+            f"--suite {suite} has no option {unknown[0]!r}: "
+            f"{_did_you_mean(unknown[0], known.options)}its options are "
+            f"{', '.join(known.options) or 'none'}"
+        )
 
 
 def check_filter(suite: str, tokens: Sequence[str]) -> list[str]:
@@ -160,25 +172,62 @@ def check_backend(backend: str) -> None:
         )
 
 
-def check_run(
+def check_budgets(budgets: Mapping[str, Any]) -> None:
+    """The budgets are fields of the agent configuration with valid values."""
+    from pydantic import ValidationError
+
+    from replan.nodes.config import AgentConfig
+
+    try:
+        AgentConfig(**budgets)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "budgets"
+        raise PreflightError(f"-B {where}: {first['msg']}") from None
+
+
+def check_options(
+    options: RunOptions,
     *,
-    suite: str,
-    designs: Sequence[str],
-    models: Sequence[str],
-    filter: Sequence[str] = (),
-    path: str | Path | None = None,
-    agent_factory: str | None = None,
-    backend: str = "local",
-    base_url: str | None = None,
-) -> list[str]:
-    """Every check of a ``replan run``; returns the normalised filter tokens."""
-    check_suite(suite, path)
-    tokens = check_filter(suite, filter)
-    if agent_factory:
-        load_agent_factory(agent_factory)
+    tasks: Sequence[Any] | None = None,
+    live_agent: Any = None,
+    given: Mapping[str, Any] | None = None,
+) -> RunOptions:
+    """Every check of a run (:func:`replan.run`, ``replan run``); returns the options with the
+    filter normalised. With ``tasks`` given the suite only names them (nothing is loaded); with
+    a ``live_agent`` its factory is not imported; a model in ``given`` (a chat model object, by
+    its label) is used as it is, not checked."""
+    if tasks is None:
+        check_suite(options.suite, options.suite_options)
+        tokens = check_filter(options.suite, options.filter)
     else:
-        check_designs(designs)
-    for m in models:
-        check_model(m, base_url=base_url)
-    check_backend(backend)
-    return tokens
+        tokens = [t.strip().upper() for t in options.filter]
+    if options.agent_factory:
+        if live_agent is None:
+            load_agent_factory(options.agent_factory)
+    else:
+        check_designs(options.agents)
+    for m in options.models:
+        if m not in (given or {}):
+            check_model(m, base_url=options.base_url)
+    check_budgets(options.budgets)
+    check_backend(options.backend)
+    if options.workers != 1 and options.backend != "local":
+        raise PreflightError(
+            f"--workers {options.workers} is for --backend local; Ray places the work itself "
+            "(drop --workers)"
+        )
+    if options.archive is not None:
+        from replan.runner.archive import ArchiveError, check_archive
+
+        try:
+            check_archive(options.archive)
+        except ArchiveError as exc:
+            raise PreflightError(str(exc)) from None
+    if (live_agent is not None or given) and (options.workers != 1 or options.backend != "local"):
+        what = "an agent" if live_agent is not None else f"a model ({', '.join(given or {})})"
+        raise PreflightError(
+            f"{what} given as an object runs in this process only: give a module:function "
+            "or a model spec string to use worker processes or Ray"
+        )
+    return options.model_copy(update={"filter": tokens})

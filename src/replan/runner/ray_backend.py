@@ -97,14 +97,12 @@ class RayBackend:
         self,
         address: str | None = None,
         *,
-        concurrency: int = 4,
         batch_size: int | None = None,
         max_retries: int = 3,
         endpoint_limits: dict[str, Limits] | None = None,
         init_kwargs: dict[str, Any] | None = None,
     ):
         self.address = address
-        self.concurrency = concurrency
         self.batch_size = batch_size
         self.max_retries = max_retries
         self.endpoint_limits = dict(endpoint_limits or {})
