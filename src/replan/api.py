@@ -90,12 +90,6 @@ class Results:
         return pd.DataFrame(self.records())
 
 
-def run(
-    suite: str = DEFAULT_SUITE,
-    *,
-    tasks: Sequence[Task] | None = None,
-    make_agent: Callable[..., Any] | None = None,
-    backend: Backend | None = None,
 def model_object_label(model: Any) -> str:
     """The label a chat model object is stored under (its class and model name; no key)."""
     from replan.nodes.llm import model_label
