@@ -90,6 +90,7 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
 
 
 def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> dict[str, Any]:
+    from replan.runner.backends import make_backend
     from replan.runner.experiment import RunConfig, arun
 
     cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency, workers=workers)
@@ -97,7 +98,7 @@ def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> di
     watcher = threading.Thread(target=_watch_workers, args=(stop, peak), daemon=True)
     watcher.start()
     t0, c0 = time.perf_counter(), time.process_time()
-    outcome = asyncio.run(arun(cfg, out))
+    outcome = asyncio.run(arun(cfg, out, backend=make_backend(cfg)))
     wall, driver_cpu = time.perf_counter() - t0, time.process_time() - c0
     stop.set()
     watcher.join()

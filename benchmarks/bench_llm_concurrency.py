@@ -29,6 +29,7 @@ import tempfile
 import time
 import urllib.request
 
+from replan.runner.backends import make_backend
 from replan.runner.experiment import RunConfig, arun
 from replan.suites import load_suite
 
@@ -69,7 +70,7 @@ def measure(tasks: list, base_url: str, concurrency: int, workers: int = 1) -> d
     )
     t0, cpu0 = time.perf_counter(), time.process_time()
     with tempfile.TemporaryDirectory() as out:
-        outcome = asyncio.run(arun(cfg, out, tasks=tasks))
+        outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=make_backend(cfg)))
     wall = time.perf_counter() - t0
     # the driver's CPU; worker processes are the fork server's children, not counted here
     cpu = time.process_time() - cpu0 if workers == 1 else float("nan")

@@ -127,6 +127,7 @@ def run(
     ``interruptible``: the first Ctrl-C cancels the run cleanly (``KeyboardInterrupt`` once the
     store is closed).
     """
+    from replan.runner.backends import make_backend
     from replan.runner.experiment import arun
     from replan.runner.preflight import check_options
 
@@ -147,7 +148,7 @@ def run(
     coro = arun(
         opts,
         tasks=tasks,
-        backend=backend,
+        backend=backend or make_backend(opts),
         progress=progress,
         agent=make_agent,
         warn=warn,

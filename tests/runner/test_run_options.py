@@ -144,11 +144,12 @@ def test_the_experiment_id_is_what_it_was() -> None:
 
 
 def test_the_backend_is_built_from_the_options() -> None:
+    from replan.runner.backends import make_backend
     from replan.runner.process_backend import ProcessBackend
     from replan.runner.ray_backend import RayBackend
 
-    assert isinstance(experiment.make_backend(RunOptions()), experiment.LocalBackend)
-    assert experiment.make_backend(RunOptions(workers=3)).workers == 3
-    assert isinstance(experiment.make_backend(RunOptions(workers=0)), ProcessBackend)
-    ray = experiment.make_backend(RunOptions(backend="ray", address="ray://h:1"))
+    assert isinstance(make_backend(RunOptions()), experiment.LocalBackend)
+    assert make_backend(RunOptions(workers=3)).workers == 3
+    assert isinstance(make_backend(RunOptions(workers=0)), ProcessBackend)
+    ray = make_backend(RunOptions(backend="ray", address="ray://h:1"))
     assert isinstance(ray, RayBackend) and ray.address == "ray://h:1"

@@ -79,7 +79,7 @@ from replan.inplace.verdicts import (
     judge_undetermined,
 )
 from replan.nodes.llm import describe_error
-from replan.runner.experiment import DEFAULT_EPISODE_TIMEOUT_S
+from replan.runner.options import DEFAULT_EPISODE_TIMEOUT_S
 from replan.suites.versions import custom_identity
 
 SUITE = "inplace"

@@ -34,7 +34,7 @@ from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
 from replan.evaluators import score_one, scoring_stamp
 from replan.runner.limits import LIMITER, LocalLimiter, limit_model
-from replan.runner.options import DEFAULT_SUITE, RunOptions
+from replan.runner.options import DEFAULT_SUITE, RunOptions, default_designs
 from replan.runner.store import (
     SUITE_RECORD,
     FeedbackRow,
@@ -190,25 +190,6 @@ class LocalBackend:
         )
 
 
-def make_backend(cfg: RunConfig) -> Backend:
-    """The backend ``cfg`` asks for: this process (``workers`` 1), local worker processes
-    (``workers`` other than 1; 0: one per core) or a Ray cluster (``backend="ray"``)."""
-    if cfg.backend == "ray":
-        if cfg.workers != 1:
-            raise ValueError(
-                f"workers={cfg.workers} is for the local backend; Ray places the work itself "
-                "(drop --workers)"
-            )
-        from replan.runner.ray_backend import RayBackend
-
-        return RayBackend(address=cfg.address)
-    if cfg.workers != 1:
-        from replan.runner.process_backend import ProcessBackend
-
-        return ProcessBackend(cfg.workers)
-    return LocalBackend()
-
-
 def call_stats(backend: Backend) -> dict[str, int]:
     """The backend's model calls now in flight, failed calls (each retried or final) and calls
     that waited for a slot, summed over every endpoint (empty: the backend keeps no counts)."""
@@ -234,15 +215,6 @@ def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:
         error=error,
         success=False,
     )
-
-
-def default_designs(suite: str) -> list[str]:
-    """The designs a run of ``suite`` runs when none are named: the suite's own choice, else
-    every registered design."""
-    from replan.graphs import design_names
-    from replan.suites import get_suite
-
-    return list(get_suite(suite).default_designs) or design_names()
 
 
 def __getattr__(name: str) -> Any:
@@ -641,11 +613,12 @@ async def arun(
     result and stays. Without ``cfg.resume`` every selected episode runs again (replacing only
     those). ``cfg.archive`` is an Episode JSON Lines file every finished episode is appended to
     before it is stored, and that answers the episodes it holds (:mod:`replan.runner.archive`);
-    ``warn`` gets its one-line notes (default: stderr). ``backend`` default: the one ``cfg``
-    asks for (:func:`make_backend`). ``progress(done, total, failures, call_stats)`` is called
-    at the start and as each episode ends; ``call_stats()`` sums the backend's model-call
-    counts over every endpoint (:func:`call_stats`). ``models`` maps labels in ``cfg.models``
-    to chat model objects used as they are (:data:`GIVEN_MODELS`; in this process only).
+    ``warn`` gets its one-line notes (default: stderr). ``backend`` default: this process
+    (:class:`LocalBackend`; :func:`replan.runner.backends.make_backend` builds the others).
+    ``progress(done, total, failures, call_stats)`` is called at the start and as each episode
+    ends; ``call_stats()`` sums the backend's model-call counts over every endpoint
+    (:func:`call_stats`). ``models`` maps labels in ``cfg.models`` to chat model objects used
+    as they are (:data:`GIVEN_MODELS`; in this process only).
     """
     from replan.suites import load_suite, suite_digest, suite_identity
     from replan.suites.versions import custom_identity
@@ -653,7 +626,14 @@ async def arun(
     t0 = time.perf_counter()
     out_dir = Path(cfg.out if out_dir is None else out_dir)
     rerun, retry_failed, archive = not cfg.resume, cfg.retry_failed, cfg.archive
-    backend = backend or make_backend(cfg)  # a wrong choice stops here, before the store
+    if backend is None:  # worker processes and Ray: replan.runner.backends.make_backend(cfg)
+        if cfg.backend != "local" or cfg.workers != 1:
+            raise ValueError(
+                f"arun runs in this process without a backend; for backend={cfg.backend!r}, "
+                f"workers={cfg.workers} pass backend=make_backend(cfg) "
+                "(replan.runner.backends)"
+            )
+        backend = LocalBackend()
     if models and not isinstance(backend, LocalBackend):
         raise ValueError(
             f"a model object ({', '.join(models)}) runs only in this process, not on the "

@@ -149,8 +149,6 @@ class RunOptions(BaseModel):
         if not self.agents and self.agent_factory:
             self.agents = [self.agent_factory.rsplit(":", 1)[-1]]
         elif not self.agents:
-            from replan.runner.experiment import default_designs
-
             # an unknown suite: the preflight (or loading it) says so
             with contextlib.suppress(ValueError):
                 self.agents = default_designs(self.suite)
@@ -174,6 +172,15 @@ class RunOptions(BaseModel):
         from replan.runner.limits import Limits
 
         return Limits(self.max_in_flight, self.requests_per_minute, self.tokens_per_minute)
+
+
+def default_designs(suite: str) -> list[str]:
+    """The designs a run of ``suite`` runs when none are named: the suite's own choice, else
+    every registered design."""
+    from replan.graphs import design_names
+    from replan.suites import get_suite
+
+    return list(get_suite(suite).default_designs) or design_names()
 
 
 def parse_pairs(pairs: list[str] | None, flag: str) -> dict[str, Any]:
@@ -202,5 +209,6 @@ __all__ = [
     "DEFAULT_SUITE",
     "OPERATIONAL_FIELDS",
     "RunOptions",
+    "default_designs",
     "parse_pairs",
 ]
