@@ -216,11 +216,28 @@ def progress_every() -> float:
         return PROGRESS_EVERY_S
 
 
+#: run options whose flag is not ``--`` + the field's name with dashes
+FLAGS = {
+    "models": "--model",
+    "requests_per_minute": "--rpm",
+    "tokens_per_minute": "--tpm",
+    "agent_factory": "--agent",
+    "episode_timeout_s": "--episode-timeout",
+    "model_timeout_s": "--model-timeout",
+    "suite_options": "-S",
+    "budgets": "-B",
+    "resume": "--resume/--fresh",
+}
+
+
 def _option_error(exc: Any) -> str:
-    """A ``RunOptions`` validation error as one line naming the option."""
+    """A ``RunOptions`` validation error as one line naming the flag, the value and the fix."""
     first = exc.errors()[0]
-    name = ".".join(str(p) for p in first["loc"]) or "options"
-    return f"{name}: {first['msg']}"
+    name = str(first["loc"][0]) if first["loc"] else "options"
+    flag = FLAGS.get(name, "--" + name.replace("_", "-"))
+    expected = (first.get("ctx") or {}).get("expected")
+    fix = f"use {expected.replace(chr(39), '')}" if expected else first["msg"]
+    return f"{flag} {first.get('input')!r}: {fix}"
 
 
 def execute(options: dict[str, Any], *, progress_console: Console | None = None) -> Any:
