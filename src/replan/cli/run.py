@@ -529,18 +529,11 @@ def cached_summary(
 
 
 def scoring_code_stamp() -> list[Any]:
-    """The scoring code's stamp (:func:`replan.evaluators.scoring_stamp`) and the size and mtime
-    of every report module the summary is computed by, so that a cached summary is never shown
-    after that code changed (an upgrade, an edit)."""
-    import replan
-    from replan.evaluators import scoring_stamp
+    """The scoring and report code's stamp (:func:`replan.report.code_stamp`): a cached summary
+    is never shown after that code changed."""
+    from replan.report import code_stamp
 
-    root = Path(replan.__file__).parent
-    files = sorted((root / "report").rglob("*.py"))
-    return [
-        scoring_stamp(),
-        *([str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files),
-    ]
+    return code_stamp()
 
 
 def run_header(cfg: RunOptions | None, outcome: Any) -> str:

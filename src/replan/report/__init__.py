@@ -1,38 +1,77 @@
 """The HTML report of a results directory, and comparisons between two of them.
 
 ``write_report(out_dir)`` reads ``out_dir/results.sqlite`` and writes ``out_dir/report.html``: one
-self-contained page (inline CSS, plots as base64 PNG, nothing fetched) with the
+self-contained page (inline CSS, plots as base64 PNG, heatmaps as coloured tables, nothing fetched) with the
 summary per agent (95% intervals), PEC and conditional-PEC curves, TSR / PRR / RC heatmaps over
 levels × perturbation modes, first-error types, paired comparisons between designs in words,
 and a drill-down to every episode's trace (stored compressed, opened per task by a few lines
 of inline script). The plots are also written beside it as
-``report-<name>.png``. ``compare_dirs(a, b)`` gives paired deltas between two directories.
+``report-<name>.png`` and drawn again only when what they show changed. ``compare_dirs(a, b)`` gives paired deltas between two directories.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from pathlib import Path
+from typing import Any
 
 from replan.evaluators.stats import N_BOOT
-from replan.report.data import ALPHA, ReportData, collect, compare_dirs
-from replan.report.html import MAX_EPISODES, find_chromium, plot_files, render, screenshot
+from replan.report.data import ALPHA, ReportData, collect, compare_dirs, open_store
+from replan.report.figures import PLOTS, make_plots, plot_file, png_digest
+from replan.report.html import MAX_EPISODES, find_chromium, render, screenshot
+from replan.runner.export import write_atomic
 
 REPORT_FILE = "report.html"
+#: plots earlier versions drew beside the report (the C × P heatmaps are HTML tables now)
+OLD_PLOTS = ("tsr", "prr", "rc")
+#: the page's ``<meta>`` that records the store state and options it was written from
+STATE_META = "replan-report-state"
 
 
-def make_plots(data: ReportData) -> dict[str, bytes | None]:
-    """Every plot of the report as PNG bytes (``None`` where there is nothing to draw)."""
-    from replan.report import plots
+def code_stamp() -> list[Any]:
+    """The scoring code's stamp (:func:`replan.evaluators.scoring_stamp`) and the size and mtime
+    of every report module, so that nothing cached from a report (a summary, a page) is shown
+    after that code changed (an upgrade, an edit)."""
+    from replan.evaluators import scoring_stamp
 
-    if not data.episodes:
-        return {}
-    return {
-        "pec": plots.pec_curves(data.units),
-        "tsr": plots.heatmap(data.units, "tsr"),
-        "prr": plots.heatmap(data.units, "prr"),
-        "rc": plots.heatmap(data.units, "rc"),
-        "errors": plots.first_errors(data.units, data.errors),
-    }
+    root = Path(__file__).parent
+    files = sorted(root.rglob("*.py"))
+    return [
+        scoring_stamp(),
+        *([f"report/{f.relative_to(root)}", f.stat().st_size, f.stat().st_mtime_ns] for f in files),
+    ]
+
+
+def report_state(out_dir: str | Path, **options: Any) -> str:
+    """Digest of what a report of ``out_dir`` shows: the store's contents
+    (:meth:`~replan.runner.store.ResultsStore.fingerprint`), the code that computes and draws
+    it, and the report's ``options``."""
+    with open_store(out_dir) as store:
+        state = store.fingerprint()
+    text = json.dumps([state, code_stamp(), sorted(options.items())], default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _up_to_date(target: Path, state: str) -> bool:
+    """Whether ``target`` is a report written from ``state`` whose plot files beside it are all
+    there and whole."""
+    try:
+        with target.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    m = re.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
+    if m is None or m.group(1) != state:
+        return False
+    for name in filter(None, m.group(2).split(",")):
+        try:
+            if png_digest((target.parent / plot_file(name)).read_bytes()) is None:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def write_report(
@@ -46,28 +85,47 @@ def write_report(
     data: ReportData | None = None,
 ) -> Path:
     """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its PNG plots beside
-    it; returns the HTML path. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
+    it (each drawn only when what it shows changed: :mod:`replan.report.figures`), every file
+    replaced atomically; returns the HTML path. When the page there was written from the same
+    store contents, code and options (:func:`report_state`) and its plots are whole, nothing is
+    read or written again. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
     ``data``: the store's :func:`collect` already computed (with these ``seed``, ``n_boot`` and
     ``alpha``), so as not to read the store again."""
-    if data is None:
-        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
     target = Path(path) if path is not None else Path(out_dir) / REPORT_FILE
+    options = {"seed": seed, "n_boot": n_boot, "alpha": alpha, "max_episodes": max_episodes}
+    state = report_state(out_dir, **options)
+    if data is None:
+        if _up_to_date(target, state):  # nothing changed since this page was written
+            return target
+        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
+        state = report_state(out_dir, **options)  # reading may have stored missing scores
     target.parent.mkdir(parents=True, exist_ok=True)
-    plots = make_plots(data)
-    for name, filename in plot_files(plots).items():
-        (target.parent / filename).write_bytes(plots[name])  # type: ignore[arg-type]
-    target.write_text(render(data, plots, max_episodes=max_episodes), encoding="utf-8")
+    plots = make_plots(data, beside=target.parent)
+    for name, png in plots.items():
+        file = target.parent / plot_file(name)
+        if not png:  # nothing to draw now: an earlier report's plot would contradict this one
+            file.unlink(missing_ok=True)
+        elif not (file.is_file() and file.read_bytes() == png):  # drawn again
+            write_atomic(file, [png])
+    for name in OLD_PLOTS:
+        (target.parent / plot_file(name)).unlink(missing_ok=True)
+    drawn = ",".join(n for n in PLOTS if plots.get(n))
+    meta = f'<meta name="{STATE_META}" content="{state};{drawn}">'
+    page = render(data, plots, max_episodes=max_episodes, head=meta)
+    write_atomic(target, [page.encode("utf-8")])
     return target
 
 
 __all__ = [
     "REPORT_FILE",
     "ReportData",
+    "code_stamp",
     "collect",
     "compare_dirs",
     "find_chromium",
     "make_plots",
     "render",
+    "report_state",
     "screenshot",
     "write_report",
 ]

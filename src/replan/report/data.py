@@ -103,7 +103,7 @@ def stored_scores(
     stamp = scoring_stamp()
     out: list[EpisodeScore] = []
     rescored: list[tuple[str, str, list[FeedbackRow], dict[str, Any]]] = []
-    for ep, digest, records in store.iter_scored_episodes(stamp, keys):
+    for ep, digest, records in store.iter_scored_episodes(stamp, keys, slim=slim):
         task = task_of(ep, tasks)
         if records is not None:
             s = EpisodeScore.from_records(ep, task, records)

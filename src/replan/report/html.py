@@ -1,4 +1,5 @@
-"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, no network.
+"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, the C × P
+heatmaps as coloured tables, no network.
 The per-episode drill-down is stored gzip-compressed (base64) and opened per task by a few lines
 of inline script (the browser's ``DecompressionStream``), which keeps the page light. Also :func:`screenshot`, which renders a page in headless Chromium (for review and for
 the render test).
@@ -65,6 +66,13 @@ pre { background: #f7f7f7; padding: 6px 8px; overflow-x: auto; white-space: pre-
       word-break: break-word; font-size: 12px; margin: 4px 0; }
 code { font-size: 12px; } ul.verdicts li { margin: 2px 0; }
 .sig { font-weight: 600; }
+.heatmaps { display: flex; flex-wrap: wrap; gap: 4px 28px; }
+table.heat caption { font-weight: 600; padding: 2px; }
+table.heat td { text-align: center; min-width: 64px; padding: 4px 6px; border-color: #fff; }
+table.heat td .v { font-size: 14px; } table.heat td .n { font-size: 11px; }
+table.heat th { background: none; border: none; }
+.scale { display: flex; align-items: center; gap: 6px; margin: 2px 0 4px; }
+.scale .bar { display: inline-block; width: 160px; height: 10px; border: 1px solid #ccc; }
 """
 
 
@@ -213,16 +221,107 @@ def _cxp_table(unit: Unit) -> str:
     )
 
 
-def heatmap_section(data: ReportData, pngs: Mapping[str, bytes | None]) -> str:
+#: metric -> (title, cell key, lower is better): the C × P heatmaps
+HEATMAP_METRICS: dict[str, tuple[str, str, bool]] = {
+    "tsr": ("TSR (task success rate)", "tsr", False),
+    "prr": ("PRR (perturbation recovery rate)", "prr", False),
+    "rc": ("RC (recovery cost)", "rc", True),
+}
+#: ColorBrewer's RdYlGn (11 classes), red to green: the heatmaps' colour scale
+RDYLGN = (
+    "#a50026", "#d73027", "#f46d43", "#fdae61", "#fee08b", "#ffffbf",
+    "#d9ef8b", "#a6d96a", "#66bd63", "#1a9850", "#006837",
+)  # fmt: skip
+#: the part of the scale a value in [0, 1] maps onto (the darkest ends would hide the text)
+SCALE_SPAN = (0.1, 0.9)
+#: an undefined cell (no exposed run, no run)
+UNDEFINED_COLOUR = "#dddddd"
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return int(hex_colour[1:3], 16), int(hex_colour[3:5], 16), int(hex_colour[5:7], 16)
+
+
+def scale_colour(value: float, lower_better: bool = False) -> str:
+    """The heatmap colour of ``value`` in [0, 1]: green is good, red bad (reversed when lower
+    is better), interpolated on :data:`RDYLGN` within :data:`SCALE_SPAN`."""
+    v = min(1.0, max(0.0, value))
+    v = 1.0 - v if lower_better else v
+    x = (SCALE_SPAN[0] + v * (SCALE_SPAN[1] - SCALE_SPAN[0])) * (len(RDYLGN) - 1)
+    i = min(int(x), len(RDYLGN) - 2)
+    a, b = _rgb(RDYLGN[i]), _rgb(RDYLGN[i + 1])
+    return "#" + "".join(f"{round(p + (q - p) * (x - i)):02x}" for p, q in zip(a, b, strict=True))
+
+
+def text_colour(background: str) -> str:
+    """Black or white, whichever reads better on ``background`` (WCAG relative luminance)."""
+
+    def lin(c: int) -> float:
+        s = c / 255
+        return s / 12.92 if s <= 0.03928 else ((s + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (lin(c) for c in _rgb(background))
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "#000" if (lum + 0.05) / 0.05 >= 1.05 / (lum + 0.05) else "#fff"
+
+
+def heatmap_table(unit: Unit, metric: str) -> str:
+    """One unit's C × P heatmap of ``metric`` as a table: each cell's value and sample size
+    (runs; exposed runs for PRR), coloured by the value; grey where undefined."""
+    _, key, lower_better = HEATMAP_METRICS[metric]
+    levels, modes, cells = cell_grid(unit)
+    head = "".join(f'<th scope="col">{esc(m)}</th>' for m in modes)
+    rows = []
+    for lvl in levels:
+        tds = []
+        for m in modes:
+            cell = cells.get(f"{lvl}/{m}")
+            if cell is None:
+                tds.append(f'<td class="undef" style="background:{UNDEFINED_COLOUR}"></td>')
+                continue
+            est = cell[key]
+            count = est.get("exposed", cell["runs"]) if key == "prr" else cell["runs"]
+            v = est.get("value")
+            bg = UNDEFINED_COLOUR if v is None else scale_colour(v, lower_better)
+            tds.append(
+                f'<td data-cell="{esc(lvl)}/{esc(m)}" style="background:{bg};'
+                f'color:{text_colour(bg)}" title="{esc(metric.upper())} {esc(fmt_estimate(est))}">'
+                f'<span class="v">{fmt_value(v)}</span><br><span class="n">n={count}</span></td>'
+            )
+        rows.append(f'<tr><th scope="row">{esc(lvl)}</th>{"".join(tds)}</tr>')
+    return (
+        f'<table class="heat" data-unit="{esc(unit.label)}" data-metric="{esc(metric)}">'
+        f"<caption>{esc(unit.label)}</caption><tr><th></th>{head}</tr>{''.join(rows)}</table>"
+    )
+
+
+def _scale_legend(lower_better: bool) -> str:
+    stops = ", ".join(scale_colour(i / 10, lower_better) for i in range(11))
+    return (
+        '<div class="scale small"><span>0</span><span class="bar" style="background:'
+        f'linear-gradient(to right, {stops})"></span><span>1</span>'
+        f'<span class="muted">{"lower" if lower_better else "higher"} is better; grey: undefined'
+        "</span></div>"
+    )
+
+
+def heatmap_section(data: ReportData) -> str:
     parts = [
         '<h2 id="cxp">Recovery over complexity × perturbation</h2>',
         '<p class="muted small">Levels C1–C4 (rows) × modes NP, P1–P4 (columns): P1 explicit '
         "transient, P2 explicit permanent, P3 implicit transient, P4 implicit permanent. Each "
-        "cell shows the value and its sample size (runs; exposed runs for PRR); grey: undefined "
-        "(no run, or no exposed run).</p>",
+        "cell shows the value and its sample size (runs; exposed runs for PRR), its 95% interval "
+        "on hover; grey: undefined (no run, or no exposed run).</p>",
     ]
-    for metric, alt in (("tsr", "TSR heatmap"), ("prr", "PRR heatmap"), ("rc", "RC heatmap")):
-        parts.append(_img(pngs.get(metric), alt))
+    for metric, (title, _, lower_better) in HEATMAP_METRICS.items():
+        tables = [heatmap_table(u, metric) for u in data.units if cell_grid(u)[2]]
+        if not tables:
+            parts.append(f'<p class="muted">({esc(title)}: nothing to show)</p>')
+            continue
+        parts.append(
+            f'<h3>{esc(title)}</h3>{_scale_legend(lower_better)}<div class="heatmaps">'
+            f"{''.join(tables)}</div>"
+        )
     parts += [_cxp_table(u) for u in data.units]
     return "".join(parts)
 
@@ -492,7 +591,9 @@ UNPACK_JS = (
 def pack(fragment: str) -> str:
     """An HTML fragment gzip-compressed and base64-encoded, for :data:`UNPACK_JS` (a 240-episode
     drill-down shrinks about tenfold; the page's summary stays plain HTML)."""
-    return base64.b64encode(gzip.compress(fragment.encode("utf-8"), mtime=0)).decode("ascii")
+    return base64.b64encode(
+        gzip.compress(fragment.encode("utf-8"), compresslevel=6, mtime=0)
+    ).decode("ascii")
 
 
 def unpack(encoded: str) -> str:
@@ -515,8 +616,9 @@ def render(
     *,
     max_episodes: int = MAX_EPISODES,
     title: str | None = None,
+    head: str = "",
 ) -> str:
-    """The whole page as a string."""
+    """The whole page as a string (``head``: more markup for its ``<head>``)."""
     title = title or f"replan report — {data.out_dir.name or data.out_dir}"
     failures = sum(u.row["failures"] for u in data.units)
     designs = sorted({u.design for u in data.units})
@@ -540,7 +642,7 @@ def render(
             '<a href="#episodes">episodes</a><a href="#experiments">experiments</a></nav>'
             + summary_section(data)
             + pec_section(data, plots.get("pec"))
-            + heatmap_section(data, plots)
+            + heatmap_section(data)
             + errors_section(data, plots.get("errors"))
             + comparisons_section(data)
             + episodes_section(data, max_episodes)
@@ -549,6 +651,7 @@ def render(
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"{head}"
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
         f"<h1>{esc(title)}</h1>{body}</body></html>\n"
     )
@@ -624,8 +727,3 @@ def screenshot(
             f"{(err or out)[-2000:]}"
         )
     return png
-
-
-def plot_files(plots: Mapping[str, bytes | None]) -> dict[str, str]:
-    """File names of the plots written beside the HTML."""
-    return {name: f"report-{name}.png" for name, png in plots.items() if png}

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -313,20 +313,31 @@ def write_jsonl(path: Path, rows: Sequence[Mapping[str, Any]], *, force: bool = 
     """Write ``rows`` to a temporary file beside ``path`` and move it into place atomically, so a
     failed or interrupted export never leaves a truncated file. An empty ``rows`` never replaces
     a non-empty file unless ``force`` (raises :class:`EmptyExport`)."""
-    import os
-    import tempfile
-
     if not rows and not force and path.is_file() and path.stat().st_size > 0:
         raise EmptyExport(
             f"nothing selected, so {path} ({path.stat().st_size} bytes) was left as it was; "
             "pass --force to replace it with an empty file"
         )
+    write_atomic(path, ((json.dumps(row, ensure_ascii=False) + "\n").encode() for row in rows))
+
+
+def write_atomic(path: str | Path, chunks: Iterable[bytes]) -> None:
+    """Write ``chunks`` to a temporary file beside ``path``, then move it into place atomically:
+    a failed or interrupted write never leaves a truncated file nor replaces a good one."""
+    import os
+    import tempfile
+
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        if hasattr(os, "fchmod"):  # as an ordinary new file (mkstemp makes it private)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -794,29 +794,45 @@ class ResultsStore:
         return list(self.iter_scored_episodes(stamp, keys))
 
     def iter_scored_episodes(
-        self, stamp: str, keys: Collection[str] | None = None, *, page: int = 256
+        self,
+        stamp: str,
+        keys: Collection[str] | None = None,
+        *,
+        page: int = 256,
+        slim: bool = False,
     ) -> Iterator[tuple[Episode, str, dict[str, Any] | None]]:
         """:meth:`scored_episodes` one at a time, read ``page`` rows per query (by key), so a
-        reader that keeps only what it needs of each episode holds one page of texts at once."""
+        reader that keeps only what it needs of each episode holds one page of texts at once.
+        ``slim``: an episode whose records are current comes without its steps and plans (SQLite
+        drops them from the JSON text, so they are never parsed: most of an episode's text and
+        of the time it takes to read); one to be scored again comes whole."""
         wanted = None if keys is None else set(keys)
         last = ""
+        # a text that is not JSON gives NULL here, and is then parsed (and refused) whole
+        lean = (
+            "CASE WHEN json_valid(e.episode) THEN json_remove(e.episode, '$.steps', '$.plans') END"
+            if slim
+            else "NULL"
+        )
         while True:
             with self._lock:
                 rows = self._conn.execute(
-                    "SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records FROM episodes e"
-                    " LEFT JOIN scores s ON s.episode_key = e.key WHERE e.key > ? ORDER BY e.key"
-                    " LIMIT ?",
+                    f"SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records, {lean} FROM"
+                    " episodes e LEFT JOIN scores s ON s.episode_key = e.key WHERE e.key > ?"
+                    " ORDER BY e.key LIMIT ?",
                     (last, page),
                 ).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
-            for key, text, made_by, scored_digest, records in rows:
+            for key, text, made_by, scored_digest, records, lean_text in rows:
                 if wanted is not None and key not in wanted:
                     continue
                 digest = text_digest(text)
                 current = made_by == stamp and scored_digest == digest
-                ep = self._read("episode", key, Episode.from_json, text)
+                ep = self._read(
+                    "episode", key, Episode.from_json, lean_text if current and lean_text else text
+                )
                 yield (
                     ep,
                     digest,
