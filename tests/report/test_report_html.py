@@ -44,13 +44,7 @@ def test_report_is_written_beside_the_store(report: tuple[Path, str, rb.Node]) -
     assert path.name == REPORT_FILE
     assert (path.parent / ResultsStore.FILENAME).is_file()
     pngs = sorted(p.name for p in path.parent.glob("report-*.png"))
-    assert pngs == [
-        "report-errors.png",
-        "report-pec.png",
-        "report-prr.png",
-        "report-rc.png",
-        "report-tsr.png",
-    ]
+    assert pngs == ["report-errors.png", "report-pec.png"]  # the heatmaps are HTML tables
 
 
 def test_summary_table_has_every_design_with_intervals(report: tuple[Path, str, rb.Node]) -> None:
@@ -175,7 +169,7 @@ def test_report_is_self_contained(report: tuple[Path, str, rb.Node]) -> None:
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", text, re.I)
     assert "@import" not in text and "url(" not in text
     imgs = tree.find_all("img")
-    assert len(imgs) == 5
+    assert len(imgs) == 2  # PEC and first errors (the heatmaps are tables)
     embedded = set()
     for img in imgs:
         src = img.attrs["src"] or ""
@@ -235,7 +229,7 @@ def _units(tree: rb.Node) -> list[str]:
 
 
 def test_pec_plot_stops_where_runs_thin_out() -> None:
-    from replan.report.plots import pec_kmax
+    from replan.report.figures import pec_kmax
 
     def curve(total: int, reached: list[int]) -> list[dict]:
         return [{"k": k, "reached": r, "pec": {"n": total}} for k, r in enumerate(reached, 1)]
@@ -270,20 +264,26 @@ def test_drill_down_is_compressed_per_task(tmp_path: Path) -> None:
     assert len(text.encode()) < 0.4 * len(opened.encode())
 
 
-def test_heatmap_labels_are_readable_at_1400_px(tmp_path: Path) -> None:
-    """Four designs' heatmaps: the PNG is no wider than the report's column at a 1400 px window
-    (so the browser does not shrink it), and its labels are at least 13 px tall."""
-    import io
-
-    from matplotlib.image import imread
-
-    from replan.report import collect
-    from replan.report.plots import CONTENT_PX, DPI, LABEL_PT, heatmap
-
-    data = collect(rb.two_design_store(tmp_path), n_boot=N_BOOT)
-    units = list(data.units) * 2  # four units, as in the main job
-    png = heatmap(units, "tsr")
-    assert png is not None
-    _height, width = imread(io.BytesIO(png)).shape[:2]
-    assert width <= CONTENT_PX
-    assert LABEL_PT * DPI / 72 >= 13
+def test_heatmaps_are_coloured_tables(report: tuple[Path, str, rb.Node]) -> None:
+    """The TSR / PRR / RC heatmaps are tables (text, not pixels): each cell's value and sample
+    size, coloured on ColorBrewer's RdYlGn within [0.1, 0.9] (green good; reversed for RC)."""
+    _, _, tree = report
+    heat = {
+        (t.attrs["data-unit"], t.attrs["data-metric"]): {
+            td.attrs["data-cell"]: (" ".join(td.text().split()), td.attrs["style"])
+            for td in t.with_attr("data-cell")
+        }
+        for t in tree.find_all("table", class_="heat")
+    }
+    assert set(heat) == {(u, m) for u in ("react", "dual_loop") for m in ("tsr", "prr", "rc")}
+    green, yellow = "#1a9850", "#ffffbf"  # RdYlGn's 10th and 6th of 11 colours: 0.9 and 0.5
+    # react (see test_cxp_cells_per_level_and_mode): TSR 3/3 on C1/NP, 1/2 on C2/P1
+    # black text: contrast 5.6 on that green (WCAG luminance 0.233), white 3.7
+    assert heat[("react", "tsr")]["C1/NP"] == ("1.00 n=3", f"background:{green};color:#000")
+    assert heat[("react", "tsr")]["C2/P1"] == ("0.50 n=2", f"background:{yellow};color:#000")
+    # PRR: 1 of the 2 exposed P1 runs recovered; none exposed on NP: undefined, grey
+    assert heat[("react", "prr")]["C2/P1"] == ("0.50 n=2", f"background:{yellow};color:#000")
+    assert heat[("react", "prr")]["C1/NP"][0] == "– n=0"
+    assert "#dddddd" in heat[("react", "prr")]["C1/NP"][1]
+    # RC (lower is better) 0.5 on C2/P1: the middle of the scale
+    assert heat[("react", "rc")]["C2/P1"] == ("0.50 n=2", f"background:{yellow};color:#000")
