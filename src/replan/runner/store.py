@@ -674,12 +674,14 @@ class ResultsStore:
 
     def fingerprint(self) -> list[Any]:
         """A cheap summary of the store's contents that changes whenever an episode, its
-        feedback, an experiment or a task is written (for caches of derived results)."""
+        feedback or records, an experiment or a task is written (for caches of derived
+        results)."""
         with self._lock:
             return list(
                 self._conn.execute(
                     "SELECT (SELECT COUNT(*) FROM episodes), (SELECT MAX(rowid) FROM episodes),"
                     " (SELECT COUNT(*) FROM feedback), (SELECT MAX(rowid) FROM feedback),"
+                    " (SELECT COUNT(*) FROM scores), (SELECT MAX(rowid) FROM scores),"
                     " (SELECT COUNT(*) FROM experiments),"
                     " (SELECT COUNT(*) || ':' || TOTAL(LENGTH(task)) FROM tasks)"
                 ).fetchone()
