@@ -63,6 +63,18 @@ AGENTS = textwrap.dedent(
         if CALLS["n"] >= 3:
             threading.Event().wait()
         return _answer()
+
+    def _never_returns(state):
+        open("node-started", "w").close()
+        threading.Event().wait()
+
+    def node_hangs(tools, model):
+        # a graph whose node never returns: LangGraph runs it in a thread pool of its own
+        g = StateGraph(MessagesState)
+        g.add_node("a", _never_returns)
+        g.add_edge(START, "a")
+        g.add_edge("a", END)
+        return g.compile()
     """
 )
 
@@ -104,6 +116,19 @@ def _wait_stored(out: Path, n: int, proc: subprocess.Popen, timeout: float = 120
     deadline = time.time() + timeout
     while len(_stored(out)) < n and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
+
+
+def _interrupt(proc: subprocess.Popen, timeout: float) -> tuple[str, float]:
+    """Send one SIGINT and wait for the end: (stderr, seconds it took); killed if it overruns."""
+    t0 = time.perf_counter()
+    try:
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return stderr, time.perf_counter() - t0
 
 
 def _agents_dir(tmp_path: Path) -> Path:
@@ -205,20 +230,84 @@ def test_ctrl_c_stops_the_run_at_once_and_keeps_what_finished(tmp_path):
         _wait_stored(out, 2, proc)
         assert len(_stored(out)) == 2, "the first two episodes did not finish"
         time.sleep(0.5)  # the third is now hanging in the agent
-        t0 = time.perf_counter()
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
-        stopped_in = time.perf_counter() - t0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stderr, stopped_in = _interrupt(proc, 30)
     assert proc.returncode == 130, stderr
     assert stopped_in < 15
     assert "interrupted" in stderr and "2 finished episode(s)" in stderr, stderr
     assert "Traceback" not in stderr
     rows = _stored(out)
     assert len(rows) == 2 and all(r == "answered" for _, r in rows), rows
+
+
+def test_a_graph_node_that_never_returns_is_a_timeout_and_the_command_still_exits(tmp_path):
+    """Issue 30: Python joins a thread pool's threads at exit, so a node stuck in one kept the
+    finished command alive forever; it now exits at once, saying it left the node running."""
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    t0 = time.perf_counter()
+    proc = _cli(
+        *("run", "--agent", "my_agents:node_hangs", "--limit", "1", "--episode-timeout", "2"),
+        *("--out", str(out)),
+        cwd=cwd,
+        timeout=120,
+    )
+    assert time.perf_counter() - t0 < 100
+    assert _stored(out) and {r for _, r in _stored(out)} == {"timeout"}, proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "still running" in ln]
+    assert len(notes) == 1 and "abandoned" in notes[0], proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_one_ctrl_c_ends_a_run_whose_graph_node_never_returns(tmp_path):
+    """Issue 30: Ctrl-C had to be pressed twice (or wait out the grace) while a node hung."""
+    from replan.runner.safety import INTERRUPT_GRACE_S
+
+    cwd, out = _agents_dir(tmp_path), tmp_path / "r"
+    proc = _start(
+        *("run", "--agent", "my_agents:node_hangs", "--limit", "3", "--concurrency", "1"),
+        *("--episode-timeout", "600", "--out", str(out)),
+        cwd=cwd,
+    )
+    try:
+        deadline = time.time() + 120
+        while not (cwd / "node-started").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        assert (cwd / "node-started").exists(), "the node never started"
+    finally:
+        stderr, stopped_in = _interrupt(proc, 60)
+    assert proc.returncode == 130, stderr
+    assert stopped_in < INTERRUPT_GRACE_S - 2, stopped_in  # not the forced exit of the grace
+    assert "Traceback" not in stderr
+
+
+def test_scoring_runs_under_the_episode_deadline(tmp_path, monkeypatch):
+    """Issue 30: a scoring that never ends (an 80 s regex) held the run past every deadline.
+    It is abandoned at the episode's deadline; the episode is kept, with the reason."""
+    import asyncio
+    import threading
+
+    from replan.runner import experiment
+
+    release = threading.Event()
+
+    def stuck(episode, task):
+        release.wait(120)
+        raise RuntimeError("released at the end of the test")
+
+    monkeypatch.setattr(experiment, "score_one", stuck)
+    cfg = experiment.RunConfig(agents=["react"], limit=1, concurrency=1, episode_timeout_s=1)
+    t0 = time.perf_counter()
+    try:
+        outcome = asyncio.run(experiment.arun(cfg, tmp_path / "r"))
+    finally:
+        release.set()
+    assert time.perf_counter() - t0 < 60
+    with ResultsStore(tmp_path / "r") as store:
+        eps = store.episodes()
+        rows = store.feedback(outcome.experiment_id)
+    assert len(eps) == 1  # the episode is kept
+    errors = [comment for _, key, _, comment in rows if key == "replan.scoring_error"]
+    assert len(errors) == 1 and "episode deadline of 1 s" in errors[0], rows
 
 
 # -- 3. one writer per store -----------------------------------------------------------------------

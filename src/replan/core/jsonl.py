@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import codecs
 import json
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
+from replan.core import linre
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -108,7 +109,7 @@ def loads(text: str) -> Any:
 
 
 #: a JSON escape of a UTF-16 surrogate (``\\ud800``-``\\udfff``): fixed length, linear
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_ESCAPE = linre.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def iter_json(path: str | Path) -> Iterator[tuple[int, Any | LineError]]:

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import graphlib
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
+
+from replan.core import linre
 
 if TYPE_CHECKING:
     import networkx
@@ -49,8 +50,8 @@ MAX_PLAN_DEPTH = 64
 #: one place it is spelled; whatever reads, writes or rewrites a reference goes through the
 #: helpers below (:func:`reference_text`, :func:`exact_reference`, :func:`iter_references`,
 #: :func:`substitute_references`).
-REFERENCE_PATTERN = re.compile(r"\$\{([^{}]+)\}")
-_EXACT_REF = re.compile(r"^" + REFERENCE_PATTERN.pattern + r"$")
+REFERENCE_PATTERN = linre.compile(r"\$\{([^{}]+)\}")
+_EXACT_REF = linre.compile(r"^" + REFERENCE_PATTERN.pattern + r"$")
 
 
 def reference_text(node: str, *path: str) -> str:
@@ -291,19 +292,19 @@ def _id_key(node_id: str) -> tuple:
         return (0,)
     if node_id == RESPONSE:
         return (2,)
-    parts = re.split(r"[._-]", node_id)
+    parts = linre.split(r"[._-]", node_id)
     return (1, *[(0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts])
 
 
 # ---------------------------------------------------------------------------------------------
 # parsing
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
-_THOUGHT_OPEN = re.compile(r"<thought>", re.I)
-_THOUGHT_CLOSE = re.compile(r"</thought>", re.I)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-# ``[ \t]*``, not ``\s*``: with re.M, ``^\s*`` restarts at every line and rescans every blank
+_FENCE = linre.compile(r"```(?:json|JSON)?\s*(.*?)```", linre.S)
+_THOUGHT_OPEN = linre.compile(r"<thought>", linre.I)
+_THOUGHT_CLOSE = linre.compile(r"</thought>", linre.I)
+_TRAILING_COMMA = linre.compile(r",(\s*[}\]])")
+# ``[ \t]*``, not ``\s*``: with linre.M, ``^\s*`` restarts at every line and rescans every blank
 # line after it, which is quadratic on a text of many newlines
-_LINE_COMMENT = re.compile(r"^[ \t]*//[^\n]*", re.M)
+_LINE_COMMENT = linre.compile(r"^[ \t]*//[^\n]*", linre.M)
 
 
 def _split_thought(text: str) -> tuple[str, str]:
@@ -355,7 +356,7 @@ def _extract_json(text: str) -> tuple[Any, str] | ParseFailure:
             continue
         if not thought:
             prefix = cand[: min(starts)].strip()
-            prefix = re.sub(r"^(thought|思考)\s*[:：]\s*", "", prefix, flags=re.I)
+            prefix = linre.sub(r"^(thought|思考)\s*[:：]\s*", "", prefix, flags=linre.I)
             if prefix and "```" not in prefix:
                 thought = prefix
         for start in sorted(starts):

@@ -13,29 +13,32 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
+from replan.core import linre
+
 #: the user:password part of a URL (``scheme://user:key@host``), whatever the key looks like
-_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/@?#\"'<>]+@")
+_URL_CREDENTIALS = linre.compile(r"(?i)\b([a-z][a-z0-9+.\-]{0,15}://)[^\s/@?#\"'<>]+@")
 
 _SECRET_PATTERNS = [
     _URL_CREDENTIALS,
-    re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\blsv2_[A-Za-z0-9_]{8,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
-    re.compile(r"\b(?:gh[pousr]|hf)_[A-Za-z0-9]{16,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"),
+    linre.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{8,}"),
+    linre.compile(r"\blsv2_[A-Za-z0-9_]{8,}"),
+    linre.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),
+    linre.compile(r"\b(?:gh[pousr]|hf)_[A-Za-z0-9]{16,}"),
+    linre.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    linre.compile(
+        r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{6,}"
+    ),
 ]
-_SECRET_ENV = re.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
+_SECRET_ENV = linre.compile(r"(?i)(KEY|TOKEN|SECRET|PASSWORD)")
 #: a URL query parameter (``?name=value`` or ``&name=value``): the name is bounded, the value
 #: runs to the next separator, so the scan is linear in the text
-_QUERY_PARAM = re.compile(r"([?&;][A-Za-z0-9_.\-\[\]%]{1,64}=)([^&#;\s\"'<>]+)")
+_QUERY_PARAM = linre.compile(r"([?&;][A-Za-z0-9_.\-\[\]%]{1,64}=)([^&#;\s\"'<>]+)")
 #: a query parameter name that suggests a secret (``key``, ``subscription-key``, ``sig``,
 #: ``access_token``, ``client_secret``, ``pwd``, ``X-Amz-Credential`` ...)
-_SECRET_PARAM = re.compile(r"(?i)key|token|secret|pass|pwd|auth|sig|credential|session")
+_SECRET_PARAM = linre.compile(r"(?i)key|token|secret|pass|pwd|auth|sig|credential|session")
 
 
 def redact(text: str) -> str:
@@ -109,7 +112,7 @@ def redact_logs(names: tuple[str, ...] = URL_LOGGERS) -> None:
             logger.addFilter(_FILTER)
 
 
-def _mask_query_param(match: re.Match[str]) -> str:
+def _mask_query_param(match: linre.Match) -> str:
     """``?key=***``: the value of a query parameter whose name suggests a secret."""
     name = match.group(1)
     if not _SECRET_PARAM.search(name) or match.group(2) == "***":
@@ -117,7 +120,7 @@ def _mask_query_param(match: re.Match[str]) -> str:
     return name + "***"
 
 
-def _mask(match: re.Match[str]) -> str:
+def _mask(match: linre.Match) -> str:
     """Keep a pattern's label group (``Bearer ``, ``api_key=``, ``https://``), mask the secret."""
     masked = (match.group(1) if match.re.groups else "") + "***"
     return masked + "@" if match.group(0).endswith("@") else masked

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
@@ -18,6 +17,7 @@ from typing import Any, Literal
 import fastjsonschema
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from replan.core import linre
 from replan.core.taxonomy import VerdictCode
 
 Category = Literal["source", "processor", "action"]
@@ -33,7 +33,7 @@ def canonical_json(value: Any) -> str:
 
 def _is_date(value: str) -> bool:
     try:
-        return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", value)) and bool(
+        return bool(linre.fullmatch(r"\d{4}-\d{2}-\d{2}", value)) and bool(
             _dt.date.fromisoformat(value)
         )
     except ValueError:
@@ -42,7 +42,7 @@ def _is_date(value: str) -> bool:
 
 def _is_time(value: str) -> bool:
     try:
-        return bool(re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", value)) and bool(
+        return bool(linre.fullmatch(r"\d{2}:\d{2}(:\d{2})?", value)) and bool(
             _dt.time.fromisoformat(value)
         )
     except ValueError:

@@ -15,10 +15,10 @@ Pure text: no LangChain import (a message is anything with ``type`` and ``conten
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+from replan.core import linre
 from replan.core.tools import ToolSpec
 
 RequestKind = Literal["plan", "revise", "replan", "act"]
@@ -119,7 +119,7 @@ def json_lines(text: str) -> list[dict[str, Any]]:
 def read_replanner_request(text: str) -> tuple[Any, list[dict[str, Any]]]:
     """(current plan JSON, last-wave observations) from a replanner request's human message."""
     plan_json: Any = None
-    m = re.search(re.escape(CURRENT_PLAN_MARKER.rstrip("\n")) + r"\s*\n", text)
+    m = linre.search(linre.escape(CURRENT_PLAN_MARKER.rstrip("\n")) + r"\s*\n", text)
     if m:
         try:
             plan_json, _ = json.JSONDecoder().raw_decode(text[m.end() :].lstrip())

@@ -13,11 +13,11 @@ injected corrupted value (the perturbation's sentinel) is never a success, whate
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from replan.core import linre
 from replan.core.plan import Plan
 from replan.core.task import Checker, Task
 from replan.core.trace import Episode
@@ -70,7 +70,7 @@ def _digit_glued(text: str, i: int, towards: int) -> bool:
     return text[i] in _JOINERS and 0 <= j < len(text) and text[j].isdigit()
 
 
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMBER = linre.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
 def mentions(answer: str | None, fact: Any) -> bool:

@@ -46,11 +46,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.trace import Step
 from replan.env.checker import mentions
@@ -63,7 +63,7 @@ class PathError(ValueError):
     """A field path that cannot be parsed."""
 
 
-_SEGMENT = re.compile(r"\[(\*|\d+)\]")
+_SEGMENT = linre.compile(r"\[(\*|\d+)\]")
 
 
 def parse_path(pattern: str) -> list[str]:
@@ -129,12 +129,12 @@ _MONTHS = {
         ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     )
 }
-_ISO = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})")
-_SLASH = re.compile(r"(?<!\d)(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?!\d)")
-_MONTH_FIRST = re.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
-_DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})\b")
-_YEAR = re.compile(r"(?<![\d.,:-])(\d{4})(?![\d])")
-_NUM = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
+_ISO = linre.compile(r"(\d{4})-(\d{2})-(\d{2})", not_after=r"\d")
+_SLASH = linre.compile(r"(\d{1,2})[/.](\d{1,2})[/.](\d{4})", not_after=r"\d", followed_by=r"\D|$")
+_MONTH_FIRST = linre.compile(r"\b([A-Za-z]{3,9})\.?\s+(\d{1,2})(?:st|nd|rd|th)?,?\s+(\d{4})\b")
+_DAY_FIRST = linre.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]{3,9})\.?,?\s+(\d{4})\b")
+_YEAR = linre.compile(r"(\d{4})", not_after=r"\d.,:-", followed_by=r"\D|$")
+_NUM = linre.compile(r"-?\d[\d,]*(?:\.\d+)?", not_after=r"\w.", followed_by=r"\W|$")
 
 
 def years_in(text: str) -> list[int]:
@@ -167,7 +167,7 @@ def numbers_in(value: Any) -> list[float]:
             out.append(float(leaf))
         elif isinstance(leaf, str):
             text = _ISO.sub(" ", leaf)
-            text = re.sub(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:?\d{2})?", " ", text)
+            text = linre.sub(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:?\d{2})?", " ", text)
             for m in _NUM.finditer(text):
                 try:
                     out.append(float(m.group().replace(",", "")))
@@ -230,7 +230,7 @@ def swap_tag(sentinel: Any, original: Any) -> str | None:
 
 
 def _whole_token(text: str, token: str) -> bool:
-    for m in re.finditer(re.escape(token), text, flags=re.IGNORECASE):
+    for m in linre.finditer(linre.escape(token), text, flags=linre.IGNORECASE):
         before = text[m.start() - 1] if m.start() else " "
         after = text[m.end()] if m.end() < len(text) else " "
         if not before.isalnum() and not after.isalnum():
@@ -386,8 +386,8 @@ def _appears(value: Any, haystacks: Sequence[Any]) -> bool:
     return False
 
 
-_NUM_TOKEN = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+_NUM_TOKEN = linre.compile(r"-?\d+(?:\.\d+)?", not_after=r"\w.", followed_by=r"$|[^\w.]|\.(?:$|\D)")
+_WORD = linre.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 
 
 def text_tokens(text: str) -> list[str]:

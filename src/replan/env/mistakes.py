@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
+from replan.core import linre
 from replan.core.plan import REFERENCE_PATTERN, RESPONSE, ROOT, Plan, PlanNode, iter_references
 from replan.core.taxonomy import ErrorType, VerdictCode
 from replan.core.tools import ToolSpec
@@ -39,7 +39,7 @@ Call = tuple[str, dict[str, Any]]
 Variants = Callable[[str], list[str]]
 Candidates = Callable[[Mapping[str, Any], Any], list[Any]]
 
-_CAMEL = re.compile(r"_([a-z])")
+_CAMEL = linre.compile(r"_([a-z])")
 
 
 def _camel(name: str) -> str:
@@ -106,7 +106,7 @@ def agent_retypes(schema: Mapping[str, Any], value: Any) -> list[Any]:
     if isinstance(value, int | float):
         return [str(value), [value]]
     if isinstance(value, str):
-        digits = re.sub(r"\D", "", value)
+        digits = linre.sub(r"\D", "", value)
         out: list[Any] = []
         if digits and len(digits) < 16:
             out.append(int(digits))
@@ -127,7 +127,7 @@ def paper_retypes(schema: Mapping[str, Any], value: Any) -> list[Any]:
     if t == "boolean":
         return ["true" if value else "false"]
     if t == "string":
-        if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
+        if isinstance(value, str) and linre.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
             return [float(value) if "." in value else int(value)]
         return [[value]]
     if t == "array":
@@ -175,7 +175,7 @@ def paper_invalid_values(schema: Mapping[str, Any], value: Any) -> list[Any]:
     elif t == "string" and isinstance(value, str):
         fmt = schema.get("format")
         if fmt == "date":
-            y = value[:4] if re.match(r"^\d{4}", value) else "2026"
+            y = value[:4] if linre.match(r"^\d{4}", value) else "2026"
             bad = f"{y}-02-32"
         elif fmt == "date-time":
             bad = "2026-13-45T25:61:00"

@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import copy
 import datetime as _dt
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from replan.core import linre
 from replan.core.task import PerturbationProfile, Task, mode_flags
 from replan.core.tools import ToolSpec
 from replan.core.trace import Perturbation
@@ -116,7 +116,7 @@ def corrupt(output: Any, spec: ImplicitSpec) -> Any:
     return out
 
 
-_DATE = re.compile(r"^(\d{4})(-\d{2}-\d{2})(.*)$")
+_DATE = linre.compile(r"^(\d{4})(-\d{2}-\d{2})(.*)$")
 
 
 def _salt(*parts: Any) -> int:

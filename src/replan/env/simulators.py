@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from replan.core import linre
 from replan.core.plan import exact_reference, iter_references
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
@@ -31,11 +31,11 @@ from replan.env.world import (
     stable_seed,
 )
 
-_FAILED_TEXT = re.compile(
+_FAILED_TEXT = linre.compile(
     r"^\s*(?:error|exception|failed|failure|invalid|missing|timeout|timed out|错误|失败|异常|超时)"
     r"|\berror\b[:：]|parameter (?:format )?error|not recognized|is required|timed out"
     r"|\btool call failed\b|调用失败",
-    re.I,
+    linre.I,
 )
 
 
@@ -249,10 +249,13 @@ class DeterministicSimulator:
         return out
 
 
+_NUMBER = linre.compile(r"\d+(?:\.\d+)?", not_after=r"\w.", followed_by=r"[^\w.]|$")
+
+
 def _id_like(value: Any) -> list[str]:
     """Numeric ids a text may mention (so a reference to a node that never ran is caught)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", text)
+    return _NUMBER.findall(text)
 
 
 TOOL_SIMULATOR_PROMPT = """You simulate the tools of an agent (ParaRecover's tool agent). For each
@@ -346,7 +349,7 @@ def _resolved(args: Mapping[str, Any], executed: Mapping[str, Any]) -> dict[str,
 
 
 def _read_array(text: str) -> list[Any] | None:
-    m = re.search(r"```(?:json)?\s*(.*?)```", text, re.S)
+    m = linre.search(r"```(?:json)?\s*(.*?)```", text, linre.S)
     body = m.group(1) if m else text
     start = body.find("[")
     if start < 0:

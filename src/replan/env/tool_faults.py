@@ -27,7 +27,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -36,6 +35,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from pydantic import BaseModel, ValidationError
 
+from replan.core import linre
 from replan.core.task import MODES, PerturbationProfile, mode_flags
 from replan.core.tools import ToolSpec
 from replan.core.trace import Perturbation
@@ -108,8 +108,12 @@ def fault_exception(kind: str, tool: str) -> InjectedToolError:
 
 
 # -- implicit corruption of arbitrary outputs -------------------------------------------------------
-_DATE_IN_TEXT = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d])")
-_NUMBER_IN_TEXT = re.compile(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.]*\d)")
+_DATE_IN_TEXT = linre.compile(r"\d{4}-\d{2}-\d{2}", not_after=r"\d-", followed_by=r"\D|$")
+#: a number standing alone: nothing word-like, "." or "-" just before, and no digit further on
+#: in the word that follows ("12a3", "1.5.3" and "v2" hold none)
+_NUMBER_IN_TEXT = linre.compile(
+    r"-?\d+(?:\.\d+)?", not_after=r"\w.-", followed_by=r"[\p{L}\p{Nl}\p{No}_.]*(?:[^\w.]|$)"
+)
 
 
 @dataclass(frozen=True)
@@ -208,7 +212,12 @@ def _structured(
 
 def _replace_token(text: str, token: str, new: str) -> tuple[str, int]:
     """``text`` with every whole occurrence of ``token`` replaced (and how many there were)."""
-    pattern = re.compile(r"(?<![\w.-])" + re.escape(token) + r"(?![\w]|[.-]\w)")
+    pattern = linre.compile(
+        linre.escape(token),
+        not_after=r"\w.-",
+        followed_by=r"$|[^\w.-]|[.-](?:$|\W)",  # no word character, nor "." or "-" and one
+        overlapping=True,
+    )
     return pattern.subn(lambda _m: new, text)
 
 
@@ -221,7 +230,7 @@ def _text(text: str, salt: int, targets: Sequence[str] = ()) -> Corruption | Non
         token = pattern[5:]
         num = token.replace(",", "")
         value: Any = token
-        if re.fullmatch(r"-?\d+(?:\.\d+)?", num):
+        if linre.fullmatch(r"-?\d+(?:\.\d+)?", num):
             value = float(num) if "." in num else int(num)
         got = _wrong(value, salt)
         if got is None:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
 import threading
 import time
 import warnings
@@ -59,6 +58,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from replan.core import linre
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Perturbation, Step, Verdict
@@ -75,7 +75,7 @@ from replan.env.tool_faults import (
 from replan.env.world import ExecResult, World, WorldState
 
 # -- validity ---------------------------------------------------------------------------------------
-_TYPE_ERRORS = re.compile(r"(_type|_parsing|^model_attributes_type|^is_instance_of)$")
+_TYPE_ERRORS = linre.compile(r"(_type|_parsing|^model_attributes_type|^is_instance_of)$")
 
 
 def _pydantic_verdict(tool: str, exc: ValidationError) -> Verdict:
@@ -173,7 +173,7 @@ def check_call(tool: BaseTool | None, name: str, args: Any) -> Verdict:
 
 
 # -- what the agent saw -----------------------------------------------------------------------------
-_VALUE_IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}|-?\d+(?:[.,]\d+)*")
+_VALUE_IN_TEXT = linre.compile(r"\d{4}-\d{2}-\d{2}|-?\d+(?:[.,]\d+)*")
 
 
 def _jsonable(value: Any) -> Any:
@@ -216,10 +216,10 @@ def observed(output: Any) -> Any:
 #: How a tool that returns instead of raising says it did not do what was asked: text that
 #: opens like a rejection or an error ("Error: no such column", "Invalid new flight ID
 #: provided.", "Not permitted to reschedule ..."), or a JSON object with an ``error`` field.
-REJECTION = re.compile(
+REJECTION = linre.compile(
     r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
     r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
-    re.I,
+    linre.I,
 )
 
 

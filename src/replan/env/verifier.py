@@ -31,13 +31,13 @@ upstream). This is a decision, measured on the shipped sample by ``replan audit`
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from difflib import SequenceMatcher
 from typing import Any
 
 import networkx as nx
 
+from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.plan import (
     RESPONSE,
@@ -54,15 +54,16 @@ from replan.core.trace import Finding
 from replan.env.world import World
 
 _TEXT_REF_PATTERNS = [
-    re.compile(r"(?:task|node|step|任务|节点|步骤)\s*[_#:\-]?\s*(\d+(?:\.\d+)*)", re.I),
-    re.compile(r"(?:output|result|outcome)s?\s*(?:of|from)\s*(\d+(?:\.\d+)*)", re.I),
-    re.compile(r"(?<![\d.])(\d+(?:\.\d+)*)\s*(?:的|中)"),
-    re.compile(r"(?<![\w.])(\d+(?:\.\d+)*|root)\.(?:output|result)s?\b", re.I),  # "2.output"
+    linre.compile(r"(?:task|node|step|任务|节点|步骤)\s*[_#:\-]?\s*(\d+(?:\.\d+)*)", linre.I),
+    linre.compile(r"(?:output|result|outcome)s?\s*(?:of|from)\s*(\d+(?:\.\d+)*)", linre.I),
+    linre.compile(r"(\d+(?:\.\d+)*)\s*(?:的|中)", not_after=r"\d."),
+    # "2.output"
+    linre.compile(r"(\d+(?:\.\d+)*|root)\.(?:output|result)s?\b", linre.I, not_after=r"\w."),
 ]
-_TOOL_REF = re.compile(
+_TOOL_REF = linre.compile(
     r"(?:output|result|outcome|response)s?\s*(?:of|from)\s*(?:the\s+)?([A-Za-z_][\w]*)"
     r"|([A-Za-z_][\w]*)\s*(?:'s\s+)?(?:output|result)s?\b|([A-Za-z_][\w]*)\s*(?:的|中)",
-    re.I,
+    linre.I,
 )
 
 
@@ -459,7 +460,9 @@ def verify(
     return findings
 
 
-_REF_TOKEN = re.compile(r"^(?:output_of_task_?(\d+(?:\.\d+)*)|task_?(\d+(?:\.\d+)*)_output)$", re.I)
+_REF_TOKEN = linre.compile(
+    r"^(?:output_of_task_?(\d+(?:\.\d+)*)|task_?(\d+(?:\.\d+)*)_output)$", linre.I
+)
 
 
 def reference_token(value: Any, known_ids: Iterable[str] | None = None) -> str | None:
@@ -563,7 +566,9 @@ def _in_text(values: set[str], output: Any) -> bool:
         return False
     low = (output if isinstance(output, str) else canonical_json(output)).lower()
     return any(
-        re.search(rf"(?<![\d.]){re.escape(_num_text(v))}(?![\d])", low)
+        linre.compile(
+            linre.escape(_num_text(v)), not_after=r"\d.", followed_by=r"\D|$", overlapping=True
+        ).search(low)
         if _is_num(v)
         else len(v) >= 3 and v in low
         for v in values

@@ -45,7 +45,6 @@ perturbation, else NP); level from the task (else ``episode.metadata["level"]``)
 from __future__ import annotations
 
 import math
-import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +52,7 @@ from typing import Any
 
 import numpy as np
 
+from replan.core import linre
 from replan.core.task import MODES, Task, mode_flags
 from replan.core.trace import Episode, Step
 from replan.env.checker import graceful_termination, mentions
@@ -223,7 +223,7 @@ def _states_clean_value(answer: str | None, steps: Sequence[Step]) -> bool:
     )
 
 
-_WORDS = re.compile(r"[a-z]{3,}")
+_WORDS = linre.compile(r"[a-z]{3,}")
 
 
 def _same_shape(answer: str | None, clean_answer: str | None) -> bool:

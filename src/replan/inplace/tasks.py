@@ -19,12 +19,12 @@ An answer that carries an injected sentinel is never a success, whatever the che
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replan.core import linre
 from replan.env.checker import mentions
 
 _INPUT_KEYS = ("input", "query", "question", "inputs")
@@ -54,10 +54,11 @@ class InPlaceTask:
             )
         if self.regex is not None:
             try:
-                re.compile(self.regex)
-            except re.error as exc:
+                linre.compile(self.regex)
+            except linre.error as exc:
                 raise ValueError(
-                    f"task {self.id!r}: regex {self.regex!r} is invalid: {exc}"
+                    f"task {self.id!r}: regex {self.regex!r} is invalid: {exc} (answers are "
+                    "matched in linear time, RE2 syntax: no look-around, no back-references)"
                 ) from exc
         if self.min_calls is not None and (
             not isinstance(self.min_calls, int) or self.min_calls < 0
@@ -99,7 +100,7 @@ class InPlaceTask:
                 return False, f"the checker raised {type(exc).__name__}: {exc}"
             return ok, "check(final_state) passed" if ok else "check(final_state) failed"
         if self.regex is not None:
-            ok = bool(answer) and re.search(self.regex, answer or "") is not None
+            ok = bool(answer) and linre.search(self.regex, answer or "") is not None
             return ok, f"answer {'matches' if ok else 'does not match'} /{self.regex}/"
         values = self.expected if isinstance(self.expected, list) else [self.expected]
         missing = [v for v in values if not mentions(answer, v)]

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
+from replan.core import linre
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, Step, Verdict
@@ -70,14 +70,14 @@ from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
 
 #: a service's failure, not the agent's: an HTTP 429 / 5xx status, rate limits, overload
-_SERVICE = re.compile(
+_SERVICE = linre.compile(
     r"(?i)^\s*(?:\w+:\s*)?(?:HTTP(?:/[\d.]+)?\s+)?(?:429|50[0-4])\b|\bstatus(?: code)?:?\s*"
     r"(?:429|50[0-4])\b|rate.?limit|too many requests|service unavailable|temporarily "
     r"unavailable|bad gateway|gateway time-?out|overloaded"
 )
 #: an HTTP error status opening a text ("HTTP 404 ...", "503 Service Unavailable")
-_HTTP_STATUS = re.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
-_TIMEOUT = re.compile(r"time(d)?[ -]?out", re.I)
+_HTTP_STATUS = linre.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
+_TIMEOUT = linre.compile(r"time(d)?[ -]?out", linre.I)
 
 
 class TraceError(ValueError):
@@ -178,7 +178,7 @@ IsError = Callable[[Any], "bool | None"]
 #: the rules that classify a result, in the order they are tried (module docstring)
 RESULT_RULES: tuple[str, ...] = ("status", "is_error", "empty", "error_field", "error_text", "ok")
 
-_NOT_FOUND = re.compile(r"\bnot found\b", re.I)
+_NOT_FOUND = linre.compile(r"\bnot found\b", linre.I)
 
 
 @dataclass(frozen=True, slots=True)

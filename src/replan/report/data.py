@@ -33,7 +33,6 @@ Decisions:
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -41,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from replan.core import linre
 from replan.core.task import MODES, Task
 from replan.core.taxonomy import ErrorType
 from replan.core.trace import Episode
@@ -136,7 +136,7 @@ def slim_episode(ep: Episode) -> Episode:
 
 
 def _level_key(level: str) -> tuple:
-    m = re.match(r"^(\D*)(\d+)$", level)
+    m = linre.match(r"^(\D*)(\d+)$", level)
     return (level == "-", m.group(1) if m else level, int(m.group(2)) if m else 0, level)
 
 

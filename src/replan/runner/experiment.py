@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import sys
+import threading
 import time
 import traceback
 import weakref
@@ -76,7 +77,7 @@ class Job:
 
 
 #: an episode's feedback rows and per-run records (:func:`score_rows`)
-Scored = tuple[list[FeedbackRow], dict[str, Any]]
+Scored = tuple[list[FeedbackRow], dict[str, Any] | None]
 
 
 class OnDone(Protocol):
@@ -533,11 +534,49 @@ def provenance(cfg: RunConfig) -> dict[str, dict[str, dict[str, str | None]]]:
     }
 
 
-def score_rows(episode: Episode, task: Task) -> tuple[list[FeedbackRow], dict[str, Any]]:
+def score_rows(
+    episode: Episode, task: Task, timeout_s: float | None = None
+) -> tuple[list[FeedbackRow], dict[str, Any]]:
     """The one scoring of an episode: its feedback rows and its per-run records (stored together
-    with :func:`~replan.evaluators.scoring_stamp`)."""
-    scored = score_one(episode, task)
-    return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
+    with :func:`~replan.evaluators.scoring_stamp`).
+
+    With ``timeout_s`` (the episode's deadline) the scoring runs in a daemon thread and is
+    abandoned past it, raising :class:`ScoringTimeout` (the caller keeps the episode and records
+    why it has no scores); the thread waiting meanwhile holds no lock, so the progress line and
+    Ctrl-C stay live.
+    """
+    if not timeout_s:
+        scored = score_one(episode, task)
+        return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["rows"] = score_rows(episode, task)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="replan-scoring", daemon=True)
+    worker.start()
+    worker.join(timeout_s)
+    if worker.is_alive():
+        raise ScoringTimeout(
+            f"task {task.task_id}: scoring did not finish within the episode deadline of "
+            f"{timeout_s:g} s (--episode-timeout); abandoned, the episode is kept unscored"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["rows"]
+
+
+class ScoringTimeout(RuntimeError):
+    """Scoring an episode took longer than the episode's deadline (and was abandoned)."""
+
+
+def unscored(exc: BaseException) -> Scored:
+    """What an episode whose scoring failed stores: one ``replan.scoring_error`` row saying why,
+    and no records (so a later ``replan score`` scores it again)."""
+    return [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))], None
 
 
 @dataclass
@@ -679,11 +718,10 @@ async def arun(
         todo = [j for j in jobs if j.key not in done]
 
         def store_episode(job: Job, ep: Episode, scored: Scored | None = None) -> None:
-            records = None
             try:
-                rows, records = scored or score_rows(ep, job.task)
+                rows, records = scored or score_rows(ep, job.task, cfg.episode_timeout_s)
             except Exception as exc:  # scoring must never lose the episode
-                rows = [FeedbackRow(key="replan.scoring_error", score=None, comment=str(exc))]
+                rows, records = unscored(exc)
             store.save_episode(
                 exp, ep, rows, level=job.task.level, records=records, stamp=scoring_stamp()
             )

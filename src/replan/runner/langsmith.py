@@ -17,13 +17,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from replan.core import linre
 from replan.core.redact import redact
 from replan.evaluators import scoring_stamp
 from replan.runner.store import ResultsStore, StoreError, WriterLock
@@ -71,7 +71,7 @@ def probe(client: Any, timeout_s: float = 3.0) -> str | None:
     except requests.Timeout:
         return f"no answer within {timeout_s:g} s"
     except requests.RequestException as exc:
-        found = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(exc))
+        found = linre.search(r"\[Errno -?\d+\] ([^'\")\]]+)", str(exc))
         return found.group(1).strip().lower() if found else short_error(exc)
     return None
 

@@ -37,10 +37,12 @@ from replan.runner.experiment import (
     OnDone,
     RunConfig,
     Scored,
+    ScoringTimeout,
     failed_episode,
     play,
     score_rows,
     split_batches,
+    unscored,
 )
 from replan.runner.limits import LocalLimiter
 from replan.runner.safety import run_abandoning_threads
@@ -136,16 +138,19 @@ async def _run_batch(
     conn: Connection, batch_id: int, jobs: list[Job], cfg: RunConfig, limiter: Any = None
 ) -> None:
     def done(index: int, job: Job, ep: Episode) -> None:
-        conn.send(("ep", batch_id, index, ep.to_json(), _score(job, ep)))
+        conn.send(("ep", batch_id, index, ep.to_json(), _score(job, ep, cfg)))
 
     await play(jobs, cfg, concurrency=cfg.concurrency, limiter=limiter, done=done)
 
 
-def _score(job: Job, ep: Episode) -> Scored | None:
+def _score(job: Job, ep: Episode, cfg: RunConfig) -> Scored | None:
     """The episode scored here, in the worker, so that the driver only stores it (``None``: the
-    scoring failed, and the driver scores it again and records the error)."""
+    scoring failed, and the driver scores it again and records the error; a scoring past the
+    episode deadline is recorded as such at once)."""
     try:
-        return score_rows(ep, job.task)
+        return score_rows(ep, job.task, cfg.episode_timeout_s)
+    except ScoringTimeout as exc:  # scoring it again would only wait as long again
+        return unscored(exc)
     except Exception:
         return None
 
@@ -262,7 +267,8 @@ class ProcessBackend:
         # each worker's share of the cores, for models that run threads of their own (a local
         # llama.cpp model); a share the user set stands
         env[CORES_ENV] = os.environ.get(CORES_ENV) or str(max(1, cpu_workers() // self.workers))
-        silent_s = (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
+        # an episode, then its scoring, each within the episode deadline
+        silent_s = 2 * (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
         server: LimiterServer | None = None
         if cfg.limits().any:
             server = LimiterServer(ctx=ctx)

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -26,6 +27,8 @@ T = TypeVar("T")
 
 #: seconds after a first Ctrl-C before the process is ended whatever it is doing
 INTERRUPT_GRACE_S = 10.0
+#: threads of user code whose episode was abandoned (its deadline passed, Ctrl-C) while they ran
+_ABANDONED: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
 
 
 class UserCodeExit(RuntimeError):
@@ -65,8 +68,14 @@ async def in_daemon_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -
             loop.call_soon_threadsafe(settle, result, error)
 
     name = getattr(fn, "__name__", "user-code")
-    threading.Thread(target=target, name=f"replan-{name}", daemon=True).start()
-    return await fut
+    thread = threading.Thread(target=target, name=f"replan-{name}", daemon=True)
+    thread.start()
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        if thread.is_alive():  # left running: it may keep the process from exiting
+            _ABANDONED.add(thread)
+        raise
 
 
 def run_abandoning_threads(coro: Coroutine[Any, Any, T]) -> T:
@@ -152,19 +161,37 @@ def hung_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t is not me and t.is_alive() and not t.daemon]
 
 
-def exit_hard_if_threads_hang(code: int = 0, grace_s: float = 2.0) -> None:
-    """End the process now with ``code`` when abandoned worker threads would block its exit.
+def abandoned_threads() -> list[threading.Thread]:
+    """Threads of user code left running when their episode was abandoned, still alive.
 
-    Python joins every non-daemon thread (executor workers included) before exiting, so one
+    Daemon threads, but not harmless: the thread pools they started (a LangGraph graph runs its
+    nodes in one) are joined by Python at exit whatever their threads are, so a node that never
+    returns would keep a finished command alive forever.
+    """
+    return [t for t in list(_ABANDONED) if t.is_alive()]
+
+
+def exit_hard_if_threads_hang(code: int = 0, grace_s: float = 2.0) -> None:
+    """End the process now with ``code`` when abandoned threads would block its exit.
+
+    Python joins every non-daemon thread and every thread-pool worker before exiting, so one
     model call or user node that never returns would hang a finished command forever. Threads
     get ``grace_s`` to end (idle workers do, and then the normal exit runs its ``atexit``
-    hooks); only if some are still running is the exit forced. All results are committed by
+    hooks); if some are still running, or user code abandoned at its episode's deadline still
+    runs, the exit is forced, with one line on stderr saying so. All results are committed by
     then; output is flushed first.
     """
     deadline = time.monotonic() + grace_s
-    for t in hung_threads():
+    for t in [*hung_threads(), *abandoned_threads()]:
         t.join(max(0.0, deadline - time.monotonic()))
-    if hung_threads():
+    stuck = abandoned_threads()
+    if stuck:
+        print(
+            f"note: agent code of {len(stuck)} abandoned episode(s) is still running (Python "
+            "cannot stop a thread); exiting without waiting for it",
+            file=sys.stderr,
+        )
+    if stuck or hung_threads():
         _flush_and_exit(code)
 
 
@@ -178,6 +205,7 @@ def _flush_and_exit(code: int) -> None:
 __all__ = [
     "INTERRUPT_GRACE_S",
     "UserCodeExit",
+    "abandoned_threads",
     "exit_hard_if_threads_hang",
     "hung_threads",
     "in_daemon_thread",

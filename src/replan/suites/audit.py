@@ -18,11 +18,11 @@ Which types a static check can decide (:data:`STATIC_TYPES`) and which it cannot
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from replan.core import linre
 from replan.core.plan import Plan
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import canonical_json
@@ -63,13 +63,13 @@ NOT_STATIC: dict[ErrorType, str] = {
 #: the share below which a rate is not claimed: fewer tagged instances than this
 MIN_TAGGED = 5
 
-_TIMEOUT = re.compile(r"time\s*-?\s*out|timed out|超时|deadline exceeded|504", re.I)
-_EMPTY_TEXT = re.compile(
-    r"^\s*(?:null|none|\[\]|\{\}|\"\"|empty|no results?\.?|空|结果为空)\s*$", re.I
+_TIMEOUT = linre.compile(r"time\s*-?\s*out|timed out|超时|deadline exceeded|504", linre.I)
+_EMPTY_TEXT = linre.compile(
+    r"^\s*(?:null|none|\[\]|\{\}|\"\"|empty|no results?\.?|空|结果为空)\s*$", linre.I
 )
-_EMPTY_SAYS = re.compile(
+_EMPTY_SAYS = linre.compile(
     r"returned (?:an )?empty|empty (?:result|response)|返回(?:结果)?为空|结果为空|no data returned",
-    re.I,
+    linre.I,
 )
 
 

@@ -4,10 +4,10 @@ docstring for how each is decided)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from replan.core import linre
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Step
@@ -24,12 +24,22 @@ from replan.evaluators.sde.items import (
     S3_CODES,
 )
 
-_IMPACT_WORDS = re.compile(
+_IMPACT_WORDS = linre.compile(
     r"downstream|depend|affect|subsequent|later (?:step|node|call)s?|blocked|cascad|propagat|"
     r"下游|依赖|影响|后续",
-    re.I,
+    linre.I,
 )
-_RESPONSE_WORDS = re.compile(r"\bresponse\b|final answer|\breply\b|回复|响应|最终", re.I)
+_RESPONSE_WORDS = linre.compile(r"\bresponse\b|final answer|\breply\b|回复|响应|最终", linre.I)
+
+
+def _stands_alone(word: str, text: str) -> bool:
+    """Whether ``word`` occurs in ``text`` with no word character just before or after it."""
+    if word not in text:
+        return False
+    pattern = linre.compile(
+        linre.escape(word), not_after=r"\w", followed_by=r"\W|$", overlapping=True
+    )
+    return pattern.search(text) is not None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -241,7 +251,7 @@ def named_nodes(thought: str, plan: Plan) -> set[str]:
             by_tool.setdefault(n.tool, []).append(n.id)
     low = thought.lower()
     for tool, nids in by_tool.items():
-        if len(nids) == 1 and re.search(rf"(?<![\w]){re.escape(tool.lower())}(?![\w])", low):
+        if len(nids) == 1 and _stands_alone(tool.lower(), low):
             found.add(nids[0])
     return found
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +16,7 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.plan import (
     PlanNode,
@@ -31,8 +31,8 @@ from replan.models.simulated.visible import (
     closest,
 )
 
-_WAVE_CALL_ID = re.compile(r"^r\d+_(.+)$")
-_CALL_ID = re.compile(r"^(call|dup)_(.+)_(\d+)_[0-9a-f]{8}$")
+_WAVE_CALL_ID = linre.compile(r"^r\d+_(.+)$")
+_CALL_ID = linre.compile(r"^(call|dup)_(.+)_(\d+)_[0-9a-f]{8}$")
 _STRUCTURAL = (
     ErrorType.PARALLELISM_ERROR,
     ErrorType.SERIAL_ERROR,

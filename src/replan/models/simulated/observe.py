@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
@@ -40,10 +40,10 @@ class Reading:
     code: str | None = None  # the verdict code of a rejected call
 
 
-_FAIL_WORDS = re.compile(
+_FAIL_WORDS = linre.compile(
     r"\b(error|failed|failure|timed? ?out|timeout|unavailable|not found|too many requests|"
     r"internal server error|service unavailable|bad gateway|exception)\b",
-    re.I,
+    linre.I,
 )
 _FAIL_STATUS = {"error", "failed", "failure", "timeout", "unavailable", "not_found"}
 
@@ -176,8 +176,8 @@ _PERCENT = frozenset(["percent", "pct", "humidity", "probability", "chance"])
 def _words(label: str) -> tuple[str, ...]:
     """The words of ``label`` (split at ``_``, ``-``, spaces, camelCase), each also without a
     plural ``s``; labels repeat on every observation read, so they are split once."""
-    label = re.sub(r"([a-z])([A-Z])", r"\1_\2", label).lower()
-    toks = [t for t in re.split(r"[^a-z0-9]+", label) if t]
+    label = linre.sub(r"([a-z])([A-Z])", r"\1_\2", label).lower()
+    toks = [t for t in linre.split(r"[^a-z0-9]+", label) if t]
     return tuple(dict.fromkeys(x for t in toks for x in (t, t.rstrip("s"))))
 
 
@@ -204,7 +204,7 @@ _COUNT = frozenset(
 _LAT = frozenset(["lat", "latitude"])
 _LON = frozenset(["lon", "lng", "long", "longitude"])
 _ID = frozenset(["id", "ids", "code", "ref", "reference", "number", "pnr", "sku"])
-_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
+_DATE = linre.compile(r"\b(\d{4})-(\d{2})-(\d{2})")
 _YEAR_SPAN = 10
 _MONEY_CAP = 50_000.0
 #: field names too generic to compare across tools (an amount in yen next to one in euros)
@@ -337,7 +337,7 @@ def implausible(
                 if typical > 0 and x >= _JUMP * typical:
                     return f"{where} = {leaf} is about {x / typical:.0f}x the {name} seen before"
         elif isinstance(leaf, str):
-            if ctx.years:
+            if ctx.years and "-" in leaf:  # no date without one: skip the regex
                 for m in _DATE.finditer(leaf):
                     year = int(m.group(1))
                     if year < min(ctx.years) - _YEAR_SPAN or year > max(ctx.years) + _YEAR_SPAN:

@@ -4,7 +4,6 @@ and a plan cut short with an honest response; plus the final answer's wording.""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -13,6 +12,7 @@ from langchain_core.messages import (
     HumanMessage,
 )
 
+from replan.core import linre
 from replan.core.plan import (
     RESPONSE,
     ROOT,
@@ -90,8 +90,8 @@ def _refers_to(args: Any, nid: str, ids: Iterable[str]) -> bool:
     return any(r.node == nid for r in iter_references(args, list(ids)))
 
 
-_RETRY_MARK = re.compile(r"\s*\[retry (\d+)\]")
-_INSTEAD_MARK = re.compile(r"\s*\[instead of ([^\]]+)\]")
+_RETRY_MARK = linre.compile(r"\s*\[retry (\d+)\]")
+_INSTEAD_MARK = linre.compile(r"\s*\[instead of ([^\]]+)\]")
 
 
 def _base_desc(desc: str) -> str:
@@ -141,7 +141,7 @@ def _suspects(node: PlanNode, ids: list[str], done: set[str], reading: Reading) 
         r = exact_reference(v, ids)
         if r is not None and r.node in done:
             refs[k] = r.node
-    named = [k for k in node.args if re.search(rf"\b{re.escape(k)}\b", reading.reason)]
+    named = [k for k in node.args if linre.search(rf"\b{linre.escape(k)}\b", reading.reason)]
     if named:
         return list(dict.fromkeys(refs[k] for k in named if k in refs))
     return list(dict.fromkeys(refs.values()))

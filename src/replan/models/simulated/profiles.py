@@ -17,7 +17,6 @@ dict or a YAML file, optionally starting from a named base::
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from replan.core import linre
 from replan.core.taxonomy import ErrorType
 
 #: Error types the simulated agent can commit by itself, in the order a per-call draw tries
@@ -428,7 +428,7 @@ def load_profile(spec: str | Path | Mapping[str, Any] | CompetenceProfile) -> Co
         data.setdefault("name", path.stem)
         spec = data
     if isinstance(spec, str):
-        m = re.fullmatch(r"(.+?)\[(.*)\]", spec.strip())
+        m = linre.fullmatch(r"(.+?)\[(.*)\]", spec.strip())
         if m:  # ``competent[verifier_uptake=1.0,on_fault.retry=0]`` (replan run --profile-set)
             return override(load_profile(m.group(1)), [a for a in m.group(2).split(",") if a])
         if spec not in PROFILES:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from langchain_core.messages import (
     SystemMessage,
 )
 
+from replan.core import linre
 from replan.core.plan import (
     RESPONSE,
     ROOT,
@@ -348,7 +348,7 @@ class _Turn:
         params = fn.get("parameters") or {}
         parsed = Plan.parse(text) if kind in ("plan", "revise", "replan") else None
         plan_json = parsed.to_pararecover() if isinstance(parsed, Plan) else None
-        m = re.search(r"<thought>(.*?)</thought>", text, re.S)
+        m = linre.search(r"<thought>(.*?)</thought>", text, linre.S)
         thought = m.group(1).strip() if m else ""
         body = text.split("</thought>", 1)[-1].strip()
         args = _fill_schema(params, thought=thought, plan=plan_json, text=body)

@@ -26,15 +26,15 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from replan.core import linre
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, iter_references, reference_text
 from replan.core.tools import ToolSpec
 
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = linre.compile(r"[a-z0-9]+")
 _STOP = frozenset(
     [
         "a",
@@ -136,7 +136,7 @@ def similarity(a: ToolSpec, b: ToolSpec) -> float:
 def step_phrase(spec: ToolSpec) -> str:
     """How a request paraphrases a call of ``spec``: its description's first sentence."""
     text = spec.description.strip().split(". ")[0].rstrip(".")
-    return re.sub(r"\s*\([^)]*\)", "", text).strip()
+    return linre.sub(r"\s*\([^)]*\)", "", text).strip()
 
 
 def _text(value: Any) -> str:
@@ -190,11 +190,22 @@ class View:
         out: list[Literal] = []
         for kname, k in self.kinds.items():
             for ex in getattr(k, "examples", ()):
-                pat = r"(?<![\w-])" + re.escape(_text(ex)) + r"(?![\w-])"
+                if _text(ex) not in self.query:  # most are not: skip the regex
+                    continue
+                literal = linre.escape(_text(ex))
                 if isinstance(ex, bool | int | float):  # a bare number only as a stated value
-                    pat = r"(?<=: )" + re.escape(_text(ex)) + r"(?![\w.-])"
-                for m in re.finditer(pat, self.query):
-                    out.append(Literal(m.start(), ex, kname, self._labels_before(m.start())))
+                    pat = linre.compile(
+                        ": (" + literal + ")", followed_by=r"[^\w.-]|$", overlapping=True
+                    )
+                else:
+                    pat = linre.compile(
+                        "(" + literal + ")",
+                        not_after=r"\w-",
+                        followed_by=r"[^\w-]|$",
+                        overlapping=True,
+                    )
+                for m in pat.finditer(self.query):
+                    out.append(Literal(m.start(1), ex, kname, self._labels_before(m.start(1))))
         return sorted(out, key=lambda x: (x.start, x.kind or ""))
 
     def _labels_before(self, start: int) -> frozenset[str]:
@@ -202,7 +213,7 @@ class View:
         head = self.query[:start]
         if not head.endswith(": "):
             return frozenset()
-        label = re.split(r": |; |\. ", head[:-2])[-1]
+        label = linre.split(r": |; |\. ", head[:-2])[-1]
         return frozenset(x.strip().lower() for x in label.split(" / ") if x.strip())
 
     def labelled(self, spec: ToolSpec, param: str) -> Any:
@@ -217,23 +228,25 @@ class View:
             if param in spec.param_names
             else 0
         )
-        found = list(
-            re.finditer(
-                r"(?:(?<=: )|(?<=; )|(?<=/ )|(?<=\. ))" + re.escape(label) + r"(?: / [^:;]+?)*: ",
-                self.query,
-                flags=re.I,
-            )
+        # the label, after ": ", "; ", "/ " or ". " (group 1); a match's own closing ": " may be
+        # the next one's opening, so each search starts there
+        pat = linre.compile(
+            r"(?:: |; |/ |\. )(" + linre.escape(label) + r"(?: / [^:;]+?)*: )", linre.I
         )
+        found: list[tuple[int, int]] = []
+        pos = 0
+        while (m := pat.search(self.query, pos)) is not None:
+            found.append(m.span(1))
+            pos = m.end() - 2
         if not found:
             return _NONE
-        m = found[min(nth, len(found) - 1)]
-        rest = self.query[m.end() :]
+        rest = self.query[found[min(nth, len(found) - 1)][1] :]
         kname = param_kind(spec, param)
         k = self.kinds.get(kname) if kname else None
         for ex in getattr(k, "examples", ()) if k is not None else ():
             if rest.startswith(_text(ex)):
                 return ex
-        raw = re.split(r"; |\.(?:\s|$)", rest, maxsplit=1)[0].strip()
+        raw = linre.split(r"; |\.(?:\s|$)", rest, maxsplit=1)[0].strip()
         if not raw:
             return _NONE
         schema = spec.param_schema(param) or {}
@@ -283,8 +296,14 @@ class View:
             phrase = step_phrase(spec)
             if len(phrase) < 8:
                 continue
-            pat = r"(?<![\w])" + re.escape(phrase).replace(r"\ ", r"\s+") + r"(?![\w])"
-            for m in re.finditer(pat, self.query, flags=re.I):
+            pat = linre.compile(
+                linre.escape(phrase).replace(r"\ ", r"\s+"),
+                linre.I,
+                not_after=r"\w",
+                followed_by=r"\W|$",
+                overlapping=True,
+            )
+            for m in pat.finditer(self.query):
                 hits.append((m.start(), m.end(), name))
         hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), list(self.specs).index(h[2])))
         out: list[tuple[int, str]] = []
@@ -302,7 +321,7 @@ class View:
         out = []
         for name in self.specs:
             toks = [t for t in name.lower().split("_") if t and t not in ("get", "api")]
-            if toks and all(re.search(r"\s" + re.escape(t.rstrip("s")), q) for t in toks):
+            if toks and all(linre.search(r"\s" + linre.escape(t.rstrip("s")), q) for t in toks):
                 out.append(name)
         # a named tool that only feeds another named tool is not a goal of its own
         return [n for n in out if not any(m != n and self._feeds(n, m) for m in out)]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from replan.core import linre
 from replan.core.plan import RESPONSE
 from replan.core.task import (
     Checker,
@@ -39,10 +39,10 @@ def _same(a: Any, b: Any) -> bool:
     return canonical_json(a) == canonical_json(b)
 
 
-_DATE_TEXT = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:?\d{2})?)?$")
+_DATE_TEXT = linre.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\d{2}:?\d{2})?)?$")
 
 
-_MADE_ID = re.compile(r"^[A-Za-z0-9_]+-[0-9A-Fa-f]{6,}$|^\d+\.\d+$")
+_MADE_ID = linre.compile(r"^[A-Za-z0-9_]+-[0-9A-Fa-f]{6,}$|^\d+\.\d+$")
 
 
 def _reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:

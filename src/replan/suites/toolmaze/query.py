@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from replan.core import linre
 from replan.core.plan import Plan
 from replan.core.task import (
     Checker,
@@ -50,7 +50,7 @@ _ASK = (
 
 def _describe(spec: ToolSpec) -> str:
     text = spec.description.strip().split(". ")[0].rstrip(".")
-    text = re.sub(r"\s*\([^)]*\)", "", text).strip()
+    text = linre.sub(r"\s*\([^)]*\)", "", text).strip()
     return text[:1].lower() + text[1:] if text else spec.name.replace("_", " ")
 
 
@@ -69,7 +69,7 @@ def _record_label(ix: CorpusIndex, plan: Plan, collection: str) -> str:
                 sch = spec.output_field_schema(eff.key.split(".")) or {}
                 kind = ix.kinds.get(sch.get("x-kind", ""))
                 text = kind.description if kind is not None else _humanize(eff.key)
-                return "the " + re.sub(r"^(an?|the)\s+", "", text.strip().rstrip("."))
+                return "the " + linre.sub(r"^(an?|the)\s+", "", text.strip().rstrip("."))
     return "the " + _humanize(collection) + " id"
 
 

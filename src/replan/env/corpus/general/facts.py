@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 import unicodedata
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus import timezones
 from replan.env.corpus.data import SeedTables
 from replan.env.corpus.kinds import CORPUS_NOW
@@ -52,7 +52,11 @@ def city(
     if name is None:
         raise InvalidValue(param, f"no place found for {text!r}")
     rec = CITIES[name]
-    if len(parts) > 1 and re.fullmatch(r"[A-Za-z]{2}", parts[-1]) and parts[-1].upper() != rec[2]:
+    if (
+        len(parts) > 1
+        and linre.fullmatch(r"[A-Za-z]{2}", parts[-1])
+        and parts[-1].upper() != rec[2]
+    ):
         raise InvalidValue(param, f"{name} is not in country {parts[-1].upper()!r}")
     return name, rec
 
@@ -184,7 +188,7 @@ def geocode_address(ctx: ToolContext, param: str, address: str) -> dict[str, Any
     parts = [p.strip() for p in address.split(",") if p.strip()]
     city = None
     for part in reversed(parts):
-        city = _find_city(part) or _find_city(re.sub(r"[\d-]+", " ", part))
+        city = _find_city(part) or _find_city(linre.sub(r"[\d-]+", " ", part))
         if city:
             break
     if city is None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.general import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -20,15 +20,15 @@ def _detect(text: str) -> tuple[str, float]:
     hit = _PHRASE_INDEX.get(facts.fold(text))
     if hit is not None:
         return hit[1], 0.99
-    if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text):
+    if linre.search(r"[\u3040-\u30ff\u4e00-\u9fff]", text):
         return "ja", 0.97
     low = text.lower()
-    if re.search(r"[ąćęłńśźż]", low):
+    if linre.search(r"[ąćęłńśźż]", low):
         return "pl", 0.93
-    words = re.findall(r"[\w'’]+", low)
+    words = linre.findall(r"[\w'’]+", low)
     scores = {lang: sum(w in sw for w in words) for lang, sw in _STOPWORDS.items()}
     for lang, pat in (("pt", r"[ãõç]"), ("de", r"[äöüß]"), ("es", r"[ñ¿¡]"), ("fr", r"[èêœ]")):
-        if re.search(pat, low):
+        if linre.search(pat, low):
             scores[lang] += 2
     best = max(scores, key=lambda k: (scores[k], k == "en"))
     if scores[best] == 0:

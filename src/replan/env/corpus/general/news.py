@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.general import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -16,7 +16,7 @@ _AUTHORS = facts.SEEDS.table("authors", list[str])
 
 
 def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", facts.fold(text)).strip("-")
+    return linre.sub(r"[^a-z0-9]+", "-", facts.fold(text)).strip("-")
 
 
 def _title_from_slug(slug: str) -> str:
@@ -26,7 +26,7 @@ def _title_from_slug(slug: str) -> str:
 
 
 _HEADLINE_RES = [
-    re.compile("^" + re.escape(_slug(h.format(q="qqqq"))).replace("qqqq", "(.+)") + "$")
+    linre.compile("^" + linre.escape(_slug(h.format(q="qqqq"))).replace("qqqq", "(.+)") + "$")
     for h in _HEADLINES
 ]
 
@@ -69,6 +69,8 @@ def _news(ctx: ToolContext, query: str, lang: str) -> list[dict[str, Any]]:
 
 
 _NEWS_LANGS = facts.SEEDS.table("news_langs", list[str])
+#: a sentence's end: the text splits at the whitespace (group 1) after the mark
+_SENTENCE_END = linre.compile(r"[.!?。](\s+)")
 
 
 @implementation
@@ -189,7 +191,7 @@ _PAGE_SENTENCES = facts.SEEDS.table("page_sentences", list[str])
 @implementation
 def fetch_webpage(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     url = args["url"]
-    m = re.match(r"^https?://([^/?#]+)([^?#]*)", url)
+    m = linre.match(r"^https?://([^/?#]+)([^?#]*)", url)
     if not m or "." not in m.group(1):
         raise InvalidValue("url", f"cannot resolve host of {url!r}")
     path = m.group(2).rstrip("/")
@@ -226,16 +228,16 @@ _STOP = facts.SEEDS.table("stop", set[str])
 
 @implementation
 def textrank_summarize(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
-    sents = [x.strip() for x in re.split(r"(?<=[.!?。])\s+", args["text"].strip()) if x.strip()]
+    sents = [x.strip() for x in linre.split_after(_SENTENCE_END, args["text"].strip()) if x.strip()]
     if not sents:
         raise InvalidValue("text", "no sentences to summarise")
     freq: dict[str, int] = {}
-    for w in re.findall(r"[\w']+", args["text"].lower()):
+    for w in linre.findall(r"[\w']+", args["text"].lower()):
         if w not in _STOP and len(w) > 2:
             freq[w] = freq.get(w, 0) + 1
 
     def score(sent: str) -> float:
-        words = [w for w in re.findall(r"[\w']+", sent.lower()) if w in freq]
+        words = [w for w in linre.findall(r"[\w']+", sent.lower()) if w in freq]
         return sum(freq[w] for w in words) / (len(words) + 1)
 
     keep = sorted(

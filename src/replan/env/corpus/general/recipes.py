@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.general import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -15,7 +15,7 @@ _FOODS = facts.SEEDS.table("foods", dict[str, tuple[int, float, float, float]])
 _RECIPES = facts.SEEDS.table(
     "recipes", dict[int, tuple[str, int, int, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]
 )
-_LINE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(g|kg|ml|l)\s+(.+?)\s*$", re.IGNORECASE)
+_LINE = linre.compile(r"^\s*(\d+(?:\.\d+)?)\s*(g|kg|ml|l)\s+(.+?)\s*$", linre.IGNORECASE)
 
 
 def _nutrition(lines: list[str], param: str) -> dict[str, Any]:

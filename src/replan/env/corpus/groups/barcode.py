@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.groups import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -14,7 +14,7 @@ _MPN = {ean: f"MPN-{sku[4:]}-{ean[-3:]}" for ean, sku in _EAN_SKU.items()}
 
 
 def _ean(param: str, code: str) -> str:
-    if not re.fullmatch("[0-9]{13}", code):
+    if not linre.fullmatch("[0-9]{13}", code):
         raise InvalidValue(param, "an EAN-13 has 13 digits")
     total = sum(int(d) * (3 if i % 2 else 1) for i, d in enumerate(code[:12]))
     if (10 - total % 10) % 10 != int(code[12]):

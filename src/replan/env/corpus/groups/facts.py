@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as _dt
-import re
 
+from replan.core import linre
 from replan.env.corpus.data import SeedTables
 from replan.env.world import InvalidValue, ToolContext
 
@@ -16,7 +16,7 @@ STATION = "pth_weather_station"
 
 
 def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return linre.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def digits(ctx: ToolContext, key: str, n: int) -> str:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.groups import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -15,7 +15,7 @@ _IBAN_RE = "^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}$"
 
 def _iban(param: str, iban: str) -> str:
     iban = iban.replace(" ", "").upper()
-    if not re.match(_IBAN_RE, iban):
+    if not linre.match(_IBAN_RE, iban):
         raise InvalidValue(param, f"not an IBAN: {iban!r}")
     return iban
 

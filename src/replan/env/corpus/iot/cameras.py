@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus import timezones
 from replan.env.corpus.iot import facts
 from replan.env.corpus.registry import implementation
@@ -78,7 +78,7 @@ def nvr_search_events(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return {"events": out, "count": len(out)}
 
 
-_EVENT_RE = re.compile(r"^evt-(cam-[a-z0-9-]+)-(\d{4})(\d{2})(\d{2})-(\d+)$")
+_EVENT_RE = linre.compile(r"^evt-(cam-[a-z0-9-]+)-(\d{4})(\d{2})(\d{2})-(\d+)$")
 
 
 @implementation

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.office import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -51,7 +51,7 @@ def count_text_words(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return {
         "words": facts.words(text),
         "characters": len(text),
-        "sentences": len(re.findall(r"[.!?。]+(\s|$)", text)),
+        "sentences": len(linre.findall(r"[.!?。]+(\s|$)", text)),
     }
 
 

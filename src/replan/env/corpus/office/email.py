@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.office import facts
 from replan.env.corpus.office.facts import OWNER
 from replan.env.corpus.registry import implementation
@@ -136,10 +136,12 @@ def reply_to_email(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     }
 
 
-_ACTION_CUES = re.compile(
+#: a sentence's end: the text splits at the whitespace (group 1) after the mark
+_SENTENCE_END = linre.compile(r"[.!?](\s+)")
+_ACTION_CUES = linre.compile(
     r"\b(please|can we|could you|needs?|confirm|review|send|book|"
     r"prepare|due|follow up|let me know)\b",
-    re.IGNORECASE,
+    linre.IGNORECASE,
 )
 _WEEKDAYS = facts.SEEDS.table("weekdays", list[str])
 
@@ -147,16 +149,16 @@ _WEEKDAYS = facts.SEEDS.table("weekdays", list[str])
 @implementation
 def extract_action_items(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     items = []
-    for sentence in re.split(r"(?<=[.!?])\s+", args["text"].strip()):
+    for sentence in linre.split_after(_SENTENCE_END, args["text"].strip()):
         if not _ACTION_CUES.search(sentence):
             continue
-        task = re.sub(
-            r"^(please|hi \w+,|can we|could you)\s+", "", sentence.strip(), flags=re.IGNORECASE
+        task = linre.sub(
+            r"^(please|hi \w+,|can we|could you)\s+", "", sentence.strip(), flags=linre.IGNORECASE
         ).rstrip(".!? ")
         if not task:
             continue
         item: dict[str, Any] = {"task": (task[0].upper() + task[1:])[:120]}
-        date = re.search(r"\b(20[0-9]{2}-[01][0-9]-[0-3][0-9])\b", sentence)
+        date = linre.search(r"\b(20[0-9]{2}-[01][0-9]-[0-3][0-9])\b", sentence)
         if date:
             item["due_date"] = date.group(1)
         day = next((d for d in _WEEKDAYS if d in sentence.lower()), None)

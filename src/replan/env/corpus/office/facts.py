@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.data import SeedTables
 from replan.env.world import ToolContext
 
@@ -47,7 +47,7 @@ def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
 
 
 def words(text: str) -> int:
-    return len(re.findall(r"\S+", text))
+    return len(linre.findall(r"\S+", text))
 
 
 def state_or_404(ctx: ToolContext, collection: str, key: str) -> Mapping[str, Any]:

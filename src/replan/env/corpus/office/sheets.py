@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import math
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.office import facts
 from replan.env.corpus.registry import implementation
 from replan.env.world import InvalidValue, ToolContext
@@ -83,7 +83,7 @@ def _numeric(cell: Any) -> float | None:
         return float(cell)
     if isinstance(cell, str):
         txt = cell.strip().replace(",", "").lstrip("$")
-        if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", txt):
+        if linre.fullmatch(r"-?[0-9]+(\.[0-9]+)?", txt):
             return float(txt)
     return None
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.data import SeedTables
 from replan.env.world import InvalidValue, ToolContext
 
@@ -76,7 +76,7 @@ def average(ratings: list[int]) -> float:
 def _tokens(text: str) -> list[str]:
     return [
         t[:-1] if len(t) > 3 and t.endswith("s") else t
-        for t in re.findall(r"[a-z0-9]+", text.lower())
+        for t in linre.findall(r"[a-z0-9]+", text.lower())
     ]
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from replan.core import linre
 from replan.env.corpus.registry import implementation
 from replan.env.corpus.shopping import facts
 from replan.env.world import InvalidValue, ToolContext
@@ -46,7 +46,7 @@ def find_store_stock(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
         qty = int(ctx.number(f"shop:store:{city}:{k}:{args['sku']}", 0, 8, 0))
         stores.append(
             {
-                "store_id": f"ST-{re.sub('[^A-Z]', '', city.upper())[:3]}-{k + 1}",
+                "store_id": f"ST-{linre.sub('[^A-Z]', '', city.upper())[:3]}-{k + 1}",
                 "name": f"{city} {label}",
                 "address": f"{12 + 37 * k} {street}, {city}",
                 "quantity": qty,
