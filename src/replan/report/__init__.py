@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 from typing import Any
 
+from replan.core import linre
 from replan.evaluators.stats import N_BOOT
 from replan.report.data import ALPHA, ReportData, collect, compare_dirs, open_store
 from replan.report.figures import PLOTS, make_plots, plot_file, png_digest
@@ -62,7 +62,7 @@ def _up_to_date(target: Path, state: str) -> bool:
             head = fh.read(4096).decode("utf-8", "replace")
     except OSError:
         return False
-    m = re.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
+    m = linre.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
     if m is None or m.group(1) != state:
         return False
     for name in filter(None, m.group(2).split(",")):
