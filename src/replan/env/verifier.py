@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from datetime import date
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -161,6 +162,7 @@ def verify(
     world: World | None = None,
     *,
     outputs: Mapping[str, Any] | None = None,
+    given: str | None = None,
 ) -> list[Finding]:
     """Findings for ``plan`` against ``tools``; an empty list means the plan verifies clean.
 
@@ -168,6 +170,8 @@ def verify(
     are then checked against its records. Nodes already ``done`` are assumed applied.
     ``outputs`` (optional) maps node ids to results recorded for them (a ParaRecover instance's
     last wave): a value copied from one of them is data that node passed on.
+    ``given`` (optional) is the user's request: a value it states came from the user, so a call
+    holding it shows no data passed from the calls it waits for (Serial_Error, below).
     """
     specs = dict(tools) if isinstance(tools, Mapping) else {t.name: t for t in tools}
     ids = plan.ids
@@ -331,13 +335,17 @@ def verify(
                         )
             if not refs:
                 if isinstance(value, str) and value.strip() in spec.param_names:
-                    add(
-                        nid,
-                        VerdictCode.MISSING_PARAM,
+                    # Parameter_Missing (Table 12): "some tool-call nodes fail to provide
+                    # required parameters" -- a name is no value, so the value is not provided;
+                    # and Parameter_Invalid: "parameter values with the correct type but invalid
+                    # content" -- the text stands where the value belongs. Both definitions
+                    # read it so (the real files tag it either way), so both are raised.
+                    msg = (
                         f"node {nid}.{key} holds the placeholder {value!r}, not a value: "
-                        "provide the actual value or reference the node that produces it",
-                        param=key,
+                        "provide the actual value or reference the node that produces it"
                     )
+                    add(nid, VerdictCode.MISSING_PARAM, msg, param=key)
+                    add(nid, VerdictCode.INVALID_VALUE, msg, param=key)
                     continue
                 if reference_token(value, ids) is not None:
                     ref_node = reference_token(value, ids)
@@ -348,13 +356,10 @@ def verify(
                 res = spec.check_value(key, value)
                 if not res.ok:
                     add(nid, res.code, f"node {nid}: {res.message}", param=key)
-                elif _schema_stub(value):
-                    add(
-                        nid,
-                        VerdictCode.INVALID_VALUE,
-                        f"node {nid}.{key} holds a schema description ({value}), not a value",
-                        param=key,
-                    )
+                else:
+                    why = invalid_content(value, pschema, key in spec.required)
+                    if why is not None:
+                        add(nid, VerdictCode.INVALID_VALUE, f"node {nid}.{key} {why}", param=key)
                 for other in textual_references(value, ids, callers) - {nid}:
                     referenced.add(other)
                     if other not in ancestors[nid]:
@@ -382,7 +387,9 @@ def verify(
         fed = any(
             d in referenced
             or d in said
-            or _implicit_flow(nodes[d], specs.get(nodes[d].tool or ""), args, recorded.get(d))
+            or _implicit_flow(
+                nodes[d], specs.get(nodes[d].tool or ""), args, recorded.get(d), given
+            )
             for d in implicit
         )
         for dep in node.deps:
@@ -391,9 +398,18 @@ def verify(
             dep_node = nodes.get(dep)
             if dep_node is None or orders_state(specs.get(dep_node.tool or ""), spec):
                 continue
-            if dep in implicit and (fed or _shares_entity(nid, spec, args, plan_values, recorded)):
+            if dep in implicit and (
+                fed or _shares_entity(nid, spec, args, plan_values, recorded, given)
+            ):
                 continue
             wrong_for = next((r for r in sorted(missing_refs) if r in nodes), None)
+            if wrong_for is None and "done" in (node.status, dep_node.status):
+                # Serial_Error (ParaRecover Table 12): "two nodes have no dependency on each
+                # other and can be executed in parallel, but they are mistakenly represented as
+                # having a sequential dependency" -- in the unfinished tasks. A wait on a node
+                # that has already run delays nothing: only two unfinished nodes can still run
+                # in parallel.
+                continue
             if wrong_for is not None:
                 missing_refs.pop(wrong_for)
                 add(
@@ -443,6 +459,17 @@ def verify(
                 "tool, same arguments)",
                 severity="warning",
             )
+            if twin is not None and twin not in ancestors[nid]:
+                # Parallelism_Error (Table 12): "two nodes that should be executed sequentially
+                # are treated as parallel". A second identical call is needed only if the first
+                # fails, so it needs the first's outcome: side by side, neither waiting for the
+                # other, they are a retry scheduled in parallel with what it retries.
+                add(
+                    nid,
+                    VerdictCode.PARALLEL_CONFLICT,
+                    f"node {nid} repeats node {twin} without waiting for it: a retry runs only "
+                    f"after the attempt it repeats; make {nid} depend on {twin} or drop it",
+                )
         else:
             seen_calls[sig] = nid
     # a call the response does not wait for: its result never reaches the answer
@@ -494,6 +521,48 @@ def _schema_stub(value: Any) -> bool:
     )
 
 
+_DATE_FORMAT = re.compile(r"YYYY-MM-DD", re.I)
+_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+
+
+def _real_date(text: str) -> bool:
+    """Whether ``text`` starts with a calendar date written YYYY-MM-DD (2026-02-32 is not)."""
+    m = _ISO_DATE.match(text.strip())
+    if m is None:
+        return False
+    try:
+        date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return False
+    return True
+
+
+def invalid_content(value: Any, pschema: Mapping[str, Any] | None, required: bool) -> str | None:
+    """Why a value of the declared type cannot be a real value, or ``None``.
+
+    Parameter_Invalid, ParaRecover Table 12: "some tool-call nodes assign parameter values with
+    the correct type but invalid content. For example, the tool requires a date parameter, but
+    the call provides an invalid value such as '2026/02/32'." Each case below is a value whose
+    type fits but whose content is not a value: a schema description or a bare type word where
+    an object belongs; a date that the parameter's stated YYYY-MM-DD format cannot read, or
+    that is no calendar day; an empty value for a required parameter. Text that names another
+    node's output in words ("task1中输出的视频URL") under a string parameter is not flagged: the
+    real files tag that same pattern Parameter_Invalid in some instances and leave it untagged
+    in others (their tool agent reads such words), so the plan alone cannot decide it.
+    """
+    if _schema_stub(value):
+        return f"holds a schema description ({value}), not a value"
+    if isinstance(value, Mapping) and value and set(value) <= {"type", "description"}:
+        return f"holds a description of a value ({value}), not the value"
+    desc = str((pschema or {}).get("description") or "")
+    wants_date = (pschema or {}).get("format") == "date" or bool(_DATE_FORMAT.search(desc))
+    if wants_date and isinstance(value, str) and value.strip() and not _real_date(value):
+        return f"holds {value!r}, which is not a date written YYYY-MM-DD"
+    if required and (value in ("", [], {}) or (isinstance(value, str) and not value.strip())):
+        return f"holds an empty value ({value!r}) for a required parameter"
+    return None
+
+
 def _scalars(value: Any, out: set[str] | None = None) -> set[str]:
     """Normalised scalar values inside ``value`` (strings lower-cased, numbers as floats)."""
     out = set() if out is None else out
@@ -517,18 +586,23 @@ def _shares_entity(
     args: Mapping[str, Any],
     plan_values: Mapping[str, set[str]],
     recorded: Mapping[str, Any],
+    given: str | None = None,
 ) -> bool:
     """Whether a call holds a value that another call of the plan also holds, or that a
     recorded result contains: the same entity passes through the plan, so it may have come
     from the calls it waits for even when none of them gave it (a sibling can share it with an
     upstream producer). A call whose values appear nowhere else is tied to nothing. A call with
-    no values, or holding a placeholder (a parameter's own name), gives nothing to tell by."""
+    no values, or holding a placeholder (a parameter's own name), gives nothing to tell by. A
+    value the user's request (``given``) states came from the user, not from another call: a
+    call holding only such values is tied to nothing."""
     mine = _scalars(dict(args))
     if not mine or any(isinstance(v, str) and v.strip() in spec.param_names for v in args.values()):
         return True  # nothing to tell by
+    mine = _not_given(mine, given)
     for other, values in plan_values.items():
         if other != nid and mine & values:
             return True
+    mine = _not_given(mine, given, names=True)
     return any(_in_text(mine, out) for out in recorded.values())
 
 
@@ -538,7 +612,11 @@ def _declares_output(spec: ToolSpec | None) -> bool:
 
 
 def _implicit_flow(
-    producer: PlanNode, pspec: ToolSpec | None, consumer_args: Mapping[str, Any], output: Any
+    producer: PlanNode,
+    pspec: ToolSpec | None,
+    consumer_args: Mapping[str, Any],
+    output: Any,
+    given: str | None = None,
 ) -> bool:
     """Whether data may pass from ``producer`` to a consumer that names none of its output.
 
@@ -546,17 +624,30 @@ def _implicit_flow(
     is free text, and plans copy what they need from it into literal values. The dependency
     then counts as carrying data when the producer is not a call or takes no arguments (all it
     gives is its output), when the consumer holds a value the producer was given (the same
-    entity, passed along), or a value that the producer's recorded result contains.
+    entity, passed along), or a value that the producer's recorded result contains. A value the
+    user's request (``given``) states is the user's, not the producer's: it shows nothing.
     """
     if _declares_output(pspec):
         return False  # a declared output: data flows only through references to it
     if not producer.is_call or (not producer.args and not producer.positional):
         return True
-    mine = _scalars(dict(consumer_args))
+    mine = _not_given(_scalars(dict(consumer_args)), given)
     theirs = _scalars([producer.args, producer.positional])
     if mine & theirs:
         return True
-    return _in_text(mine, output)
+    return _in_text(_not_given(mine, given, names=True), output)
+
+
+def _not_given(values: set[str], given: str | None, *, names: bool = False) -> set[str]:
+    """``values`` less the numbers the user's request states (and, with ``names``, the names
+    too). A quantity the user gave ("5 seedlings", "12 inches") reaches every call that needs
+    it from the user, so two calls holding it are not tied by it; a name is kept there, as two
+    calls on the same named thing (measure the water, then analyse it) may be ordered by that
+    thing's state. Against a recorded result every given value goes: a result that repeats
+    what the user said ("whole milk") shows nothing the consumer took from it."""
+    if not given:
+        return values
+    return {v for v in values if not ((names or _is_num(v)) and _in_text({v}, given))}
 
 
 def _in_text(values: set[str], output: Any) -> bool:
@@ -746,6 +837,7 @@ def verify_text(
 
 __all__ = [
     "RESPONSE",
+    "invalid_content",
     "node_args",
     "reference_token",
     "textual_references",
