@@ -20,7 +20,8 @@ def _pct(x: float | None) -> str:
 
 def type_table(title: str, report: dict[str, Any]) -> Table:
     """Per error type: tagged instances, detection, false alarms, and whether it is decided
-    statically (a rate on fewer than ``MIN_TAGGED`` instances is marked as too few)."""
+    statically (a rate on fewer than ``MIN_TAGGED`` instances is marked as too few; a type the
+    plan alone cannot decide reads "not statically decidable" instead of a rate)."""
     from replan.suites.audit import MIN_TAGGED
 
     table = Table(title=title)
@@ -28,7 +29,9 @@ def type_table(title: str, report: dict[str, Any]) -> Table:
         table.add_column(col, justify="left" if col in ("type", "static") else "right")
     for name, row in report["by_type"].items():
         det = _pct(row["detection"])
-        if row["tagged"] and row["few"]:
+        if not row["static"]:
+            det = "not statically decidable"  # a rate here would be a guess (see below)
+        elif row["tagged"] and row["few"]:
             det += f" (n<{MIN_TAGGED})"
         table.add_row(
             name,

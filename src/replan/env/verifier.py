@@ -163,6 +163,7 @@ def verify(
     *,
     outputs: Mapping[str, Any] | None = None,
     given: str | None = None,
+    unfinished: bool = False,
 ) -> list[Finding]:
     """Findings for ``plan`` against ``tools``; an empty list means the plan verifies clean.
 
@@ -172,6 +173,9 @@ def verify(
     last wave): a value copied from one of them is data that node passed on.
     ``given`` (optional) is the user's request: a value it states came from the user, so a call
     holding it shows no data passed from the calls it waits for (Serial_Error, below).
+    ``unfinished`` judges the plan as ParaRecover's Table 12 does, "in the unfinished tasks of
+    the updated DAG": a dependency between two calls is a Serial_Error only while both are still
+    to run (a wait on a call that has already run delays nothing).
     """
     specs = dict(tools) if isinstance(tools, Mapping) else {t.name: t for t in tools}
     ids = plan.ids
@@ -403,7 +407,7 @@ def verify(
             ):
                 continue
             wrong_for = next((r for r in sorted(missing_refs) if r in nodes), None)
-            if wrong_for is None and "done" in (node.status, dep_node.status):
+            if wrong_for is None and unfinished and "done" in (node.status, dep_node.status):
                 # Serial_Error (ParaRecover Table 12): "two nodes have no dependency on each
                 # other and can be executed in parallel, but they are mistakenly represented as
                 # having a sequential dependency" -- in the unfinished tasks. A wait on a node

@@ -129,7 +129,9 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
     """Per-instance result: parse status, the error types raised, and whether the tag is hit."""
     tags = set(inst.error_types)
     if not isinstance(inst.plan, Plan):
-        raised_p = {ErrorType.DEPENDENCE_ERROR} if inst.plan.code in DEPENDENCE_PARSE_FAILURES else set()
+        raised_p = (
+            {ErrorType.DEPENDENCE_ERROR} if inst.plan.code in DEPENDENCE_PARSE_FAILURES else set()
+        )
         raised_p |= observation_error_types(inst.fun_call)
         return {
             "id": inst.id,
@@ -137,7 +139,9 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
             "raised": sorted(t.value for t in raised_p),
             "detected": bool(raised_p & tags),
         }
-    findings = verify(inst.plan, inst.tools, outputs=recorded_outputs(inst), given=inst.query)
+    findings = verify(
+        inst.plan, inst.tools, outputs=recorded_outputs(inst), given=inst.query, unfinished=True
+    )
     pending = {n.id for n in inst.plan.nodes if n.status != "done"}
     raised = {
         f.error_type
