@@ -12,6 +12,11 @@ Real instances often hold more than the one error their tag names (the ``error_r
 many lines lists two or three), so a "false alarm" is an upper bound: it counts every finding
 of a type on an instance whose tag is another type, whether or not the plan has that error too.
 
+Each rule reads its type's definition in ParaRecover's Table 12 (docs/metrics.md lists them).
+Every plan-error definition there opens with "In the unfinished tasks of the updated DAG", so a
+finding of those types counts only on a node that has not run (:data:`WHOLE_PLAN_TYPES` are the
+exceptions), and the verifier runs with ``unfinished=True`` and the instance's query.
+
 Which types a static check can decide (:data:`STATIC_TYPES`) and which it cannot
 (:data:`NOT_STATIC`, with the reason) is stated here and printed by ``replan audit``.
 """
