@@ -525,17 +525,15 @@ def _schema_stub(value: Any) -> bool:
     )
 
 
-_DATE_FORMAT = re.compile(r"YYYY-MM-DD", re.I)
-_ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
-
-
 def _real_date(text: str) -> bool:
     """Whether ``text`` starts with a calendar date written YYYY-MM-DD (2026-02-32 is not)."""
-    m = _ISO_DATE.match(text.strip())
-    if m is None:
+    head = text.strip()[:10]
+    if len(head) != 10 or head[4] != "-" or head[7] != "-":
+        return False
+    if not (head[:4] + head[5:7] + head[8:]).isdigit():
         return False
     try:
-        date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        date(int(head[:4]), int(head[5:7]), int(head[8:]))
     except ValueError:
         return False
     return True
@@ -559,7 +557,7 @@ def invalid_content(value: Any, pschema: Mapping[str, Any] | None, required: boo
     if isinstance(value, Mapping) and value and set(value) <= {"type", "description"}:
         return f"holds a description of a value ({value}), not the value"
     desc = str((pschema or {}).get("description") or "")
-    wants_date = (pschema or {}).get("format") == "date" or bool(_DATE_FORMAT.search(desc))
+    wants_date = (pschema or {}).get("format") == "date" or "yyyy-mm-dd" in desc.lower()
     if wants_date and isinstance(value, str) and value.strip() and not _real_date(value):
         return f"holds {value!r}, which is not a date written YYYY-MM-DD"
     if required and (value in ("", [], {}) or (isinstance(value, str) and not value.strip())):
