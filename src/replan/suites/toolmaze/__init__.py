@@ -70,8 +70,10 @@ ON_BASE_TASK: Callable[[str, int, int], None] | None = None
 
 
 @lru_cache(maxsize=32)
-def _base_level(corpus_id: int, seed: int, level: str, n: int) -> tuple[BaseTask, ...]:
-    gen = Generator(_CORPORA[corpus_id], seed)
+def _base_level(
+    corpus_id: int, seed: int, level: str, n: int, queries: str = "guided"
+) -> tuple[BaseTask, ...]:
+    gen = Generator(_CORPORA[corpus_id], seed, queries)
     uses: Counter[str] = Counter()
     out = []
     for i in range(n):
@@ -86,15 +88,17 @@ def base_tasks(
     levels: Iterable[str] = LEVELS,
     per_level: int = PER_LEVEL,
     corpus: Corpus | None = None,
+    queries: str = "guided",
 ) -> list[BaseTask]:
-    """The base tasks (``per_level`` per level), generated deterministically and cached."""
+    """The base tasks (``per_level`` per level), generated deterministically and cached;
+    ``queries`` is the query style (:data:`~replan.suites.toolmaze.levels.QUERIES`)."""
     corpus = corpus or load_corpus()
     _CORPORA[id(corpus)] = corpus
     out: list[BaseTask] = []
     for level in levels:
         if level not in LEVELS:
             raise ValueError(f"unknown ToolMaze level {level!r}; expected one of {LEVELS}")
-        out.extend(_base_level(id(corpus), seed, level, per_level))
+        out.extend(_base_level(id(corpus), seed, level, per_level, queries))
     return out
 
 
@@ -105,21 +109,25 @@ def generate(
     limit: int | None = None,
     per_level: int = PER_LEVEL,
     corpus: Corpus | None = None,
+    queries: str = "guided",
 ) -> list[Task]:
     """The suite's task instances: base tasks of ``levels`` × ``modes`` (level-major order).
 
-    ``limit`` keeps the first ``limit`` base tasks of each level (all their modes).
+    ``limit`` keeps the first ``limit`` base tasks of each level (all their modes); ``queries``
+    is the query style: ``"guided"`` (the steps listed: ``toolmaze-guided``, and the base tasks
+    ``pararecover-synth`` builds on) or ``"goal"`` (goal-level: the ``toolmaze`` suite).
     """
     modes = list(modes)
     for m in modes:
         if m not in MODES:
             raise ValueError(f"unknown perturbation mode {m!r}; expected one of {MODES}")
     corpus = corpus or load_corpus()
-    gen = Generator(corpus, seed)
+    gen = Generator(corpus, seed, queries)
     n = per_level if limit is None else min(per_level, limit)
     out: list[Task] = []
     for level in levels:
-        for base in base_tasks(seed, [level], per_level if limit is None else n, corpus)[:n]:
+        got = base_tasks(seed, [level], per_level if limit is None else n, corpus, queries)
+        for base in got[:n]:
             out.extend(gen.instances(base, modes))
     return out
 

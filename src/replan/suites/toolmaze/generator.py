@@ -20,7 +20,7 @@ from replan.core.task import (
     Task,
     mode_flags,
 )
-from replan.core.tools import DOMAINS
+from replan.core.tools import DOMAINS, canonical_json
 from replan.env.checker import check
 from replan.env.corpus import Corpus, load_corpus
 from replan.env.perturb import (
@@ -39,13 +39,22 @@ from replan.env.world import World, WorldState, lookup_path, stable_seed
 from replan.suites.toolmaze.assembly import GNode, Lit, Literals, SlotOut, Unit, _Builder, _State
 from replan.suites.toolmaze.derive_checker import _derive_checker, _reportable_text, _same
 from replan.suites.toolmaze.execute import _scalars, answer_from_outputs, execute_plan
+from replan.suites.toolmaze.goal import (
+    goal_kinds,
+    kind_noun,
+    path_reading,
+    reverse_validate,
+    write_goal_query,
+)
 from replan.suites.toolmaze.index import _group_kind, corpus_index
 from replan.suites.toolmaze.levels import (
+    _C4_GOAL_TOTAL,
     _C4_MAX,
     _C4_TOTAL,
     _LENGTHS,
     _MAX_PATHS,
     LEVELS,
+    QUERIES,
     SUITE,
     GenerationError,
     instance_id,
@@ -91,6 +100,8 @@ class BaseTask:
     slot: str | None
     literals: dict[str, Any]
     victim_field: str | None = None  # the s* victim's output field an implicit fault corrupts
+    #: goal-level queries: what the query asks for ([kind, is an action]) and the kinds it gives
+    goal: dict[str, Any] | None = None
 
 
 def _weighted_order(items: list[str], weights: list[float], rng: random.Random) -> list[str]:
@@ -110,7 +121,10 @@ def _pick(table: Mapping[int, float], rng: random.Random) -> int:
 class Generator:
     """Deterministic generator of ToolMaze-style base tasks over a corpus."""
 
-    def __init__(self, corpus: Corpus | None = None, seed: int = 0):
+    def __init__(self, corpus: Corpus | None = None, seed: int = 0, queries: str = "guided"):
+        if queries not in QUERIES:
+            raise ValueError(f"unknown query style {queries!r}; expected one of {QUERIES}")
+        self.queries = queries
         self.corpus = corpus or load_corpus()
         self.ix = corpus_index(self.corpus)
         self.seed = seed
@@ -121,6 +135,7 @@ class Generator:
         # bindings that made a path fail: (producer, output path, consumer, param)
         self._bad: set[tuple[str, str, str, str]] = set()
         self._chosen: list[str] = []
+        self._goal_spec: dict[str, Any] = {}
 
     # -- weights ----------------------------------------------------------------------------------
     def _weight(self, cand: str, domain: str, uses: Counter[str], first: bool) -> float:
@@ -371,6 +386,202 @@ class Generator:
             return None
         return st.units
 
+    # -- goal-first structure (goal-level queries) ----------------------------------------------
+    def _goal_structure(
+        self, level: str, domain: str, uses: Counter[str], rng: random.Random, lit: Literals
+    ) -> list[Unit] | None:
+        """Units built backwards from goals, so that a reader of the goal-level query can
+        reconstruct them: each goal (a final call) takes its tool-made inputs from producers
+        placed for it, its other inputs from values the query states. C1 places goals without
+        groups, C2 one 1-1 / 1-N group, C3 one N-N group, C4 two or three groups (each feeding
+        its own goal); goals are added until s* reaches the level's length."""
+        b = _Builder(self.ix, lit, self._bad)
+        st = _State([], [], frozenset(), frozenset())
+        self._wcache = {}
+        if level in _LENGTHS:
+            target, hi = _pick(_LENGTHS[level], rng), max(_LENGTHS[level])
+            kinds = {"C1": (), "C2": ("1-1", "1-N"), "C3": ("N-N",)}[level]
+            n_groups = 1 if kinds else 0
+        else:
+            # two groups, each fed to (or being) its own goal; shorter than the step-list C4
+            target, hi = _pick(_C4_GOAL_TOTAL, rng), max(_C4_GOAL_TOTAL) + 1
+            kinds, n_groups = ("1-1", "1-N", "N-N"), 2
+        budget = [400]
+        for i in range(8):
+            cost = sum(u.min_len for u in st.units)
+            if i >= n_groups and cost >= target:
+                return st.units if cost <= hi else None
+            if i < n_groups:
+                gid = self._choose_group(kinds, domain, uses, rng, st.groups_used)
+                if gid is None:
+                    return None
+                got = self._goal_with_group(b, st, gid, domain, uses, rng, budget, i + 1)
+            else:
+                got = self._goal_plain(b, st, domain, uses, rng, budget, i + 1)
+            if got is None:
+                return None
+            st = got
+        return None
+
+    def _goal_plain(
+        self,
+        b: _Builder,
+        st: _State,
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+        branch: int,
+    ) -> _State | None:
+        """``st`` with one more goal: a tool of the domain (actions first) that needs a
+        tool-made input, placed after its producers."""
+        made = {a.kind for a in st.avail}
+        pool = [
+            t
+            for t in sorted(self.ix.tools)
+            if t not in st.used
+            and (self.ix.tools[t].spec.group or "") not in st.groups_used
+            and self._made_needs(t)
+            and self._answers(t)
+            and not self.ix.tools[t].out_kinds <= made  # it must yield something of its own
+        ]
+        weights = [
+            self._weight(t, domain, uses, False)
+            * (10.0 if self.ix.tools[t].spec.category == "action" else 1.0)
+            for t in pool
+        ]
+        for cand in _weighted_order(pool, weights, rng)[:12]:
+            got = self._resolve(b, st, cand, domain, uses, rng, budget, branch, 0)
+            if got is not None:
+                return got
+        return None
+
+    def _goal_with_group(
+        self,
+        b: _Builder,
+        st: _State,
+        gid: str,
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+        branch: int,
+    ) -> _State | None:
+        """``st`` with one more goal fed by group ``gid``: a consumer of the group's output
+        kind, the group and their producers."""
+        kind = _group_kind(self.ix.groups[gid], self.ix)
+        members = set(self.ix.groups[gid].tools)
+        pool = [
+            t
+            for t in sorted(self.ix.consumers.get(kind or "", ()))
+            if t not in st.used
+            and t not in members
+            and (self.ix.tools[t].spec.group or "") not in st.groups_used
+        ]
+        weights = [
+            self._weight(t, domain, uses, False)
+            * (3.0 if self.ix.tools[t].spec.category == "action" else 1.0)
+            for t in pool
+        ]
+        with_group = self._resolve(b, st, "group:" + gid, domain, uses, rng, budget, branch, 0)
+        if with_group is None:
+            return None
+        slot = with_group.units[-1].index
+        for cand in _weighted_order(pool, weights, rng)[:8]:
+            if not self._answers(cand):
+                continue
+            got = self._resolve(
+                b, with_group, cand, domain, uses, rng, budget, branch, 0, link={slot}
+            )
+            if got is not None and any(
+                isinstance(v, SlotOut) and v.unit == slot
+                for v in got.units[-1].chains[0][-1].args.values()
+            ):
+                return got
+        # no consumer: the group's own result is the goal (to report or act on)
+        ends = [chain[-1] for chain in self.ix.groups[gid].members]
+        return with_group if all(self._answers(t) for t in ends) else None
+
+    def _answers(self, tool: str) -> bool:
+        """Whether a final call of ``tool`` leaves something to check: an action, or a result
+        a user can be asked for (a number, a date, a tool-made value)."""
+        info = self.ix.tools[tool]
+        return info.spec.category == "action" or any(
+            o.schema.get("type") in ("number", "integer")
+            or o.schema.get("format") in ("date", "date-time")
+            or (o.kind not in self.ix.literal and "enum" not in o.schema)
+            for o in info.outs
+        )
+
+    def _made_needs(self, cand: str) -> list[str]:
+        """Kinds of the tool-made inputs ``cand`` (a tool or ``group:<id>``) requires: required
+        inputs of a kind a user cannot state (or a record a precondition looks up), less what a
+        group chain makes for itself."""
+        chains = self.ix.groups[cand[6:]].members if cand.startswith("group:") else [[cand]]
+        out: list[str] = []
+        for chain in chains:
+            made: set[str] = set()
+            for t in chain:
+                for p in self.ix.tools[t].ins:
+                    if not p.required or not p.kind or p.kind in made:
+                        continue
+                    if (p.kind not in self.ix.literal or p.pre is not None) and p.kind not in out:
+                        out.append(p.kind)
+                made |= self.ix.tools[t].out_kinds
+        return out
+
+    def _resolve(
+        self,
+        b: _Builder,
+        st: _State,
+        cand: str,
+        domain: str,
+        uses: Counter[str],
+        rng: random.Random,
+        budget: list[int],
+        branch: int,
+        depth: int,
+        link: set[int] | None = None,
+    ) -> _State | None:
+        """``st`` with ``cand`` placed after producers of each tool-made input it needs that
+        nothing placed yields yet (chosen by domain and use, up to three levels deep); with
+        ``link``, ``cand`` must feed on one of those units (a group's result, even of a kind a
+        user could state)."""
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 3:
+            return None
+        for kind in self._made_needs(cand):
+            if any(a.kind == kind for a in st.avail):
+                continue
+            producers = [
+                t
+                for t in sorted(self.ix.producers.get(kind, ()))
+                if t not in st.used
+                and t != cand
+                and (self.ix.tools[t].spec.group or "") not in st.groups_used
+            ]
+            weights = [self._weight(t, domain, uses, False) for t in producers]
+            placed = None
+            for prod in _weighted_order(producers, weights, rng)[:4]:
+                placed = self._resolve(b, st, prod, domain, uses, rng, budget, branch, depth + 1)
+                if placed is not None:
+                    break
+            if placed is None:
+                return None
+            st = placed
+        if cand.startswith("group:") and cand[6:] in st.groups_used:
+            return None
+        unit = b.make_unit(cand, st, link, branch)
+        if unit is None:
+            return None
+        needs = set(self._made_needs(cand))
+        for chain in unit.chains:
+            for node in chain:
+                for p in self.ix.tools[node.tool].ins:
+                    if p.kind in needs and isinstance(node.args.get(p.name), Lit):
+                        return None  # a producer placed for it did not fit (a precondition)
+        return st.add(unit, self.ix)
+
     def _grow_with_group(
         self,
         b: _Builder,
@@ -457,6 +668,10 @@ class Generator:
             and self.ix.group_feasible(g)
             and not (self._global_failures[g] >= 15 and uses["group:" + g] == 0)
         ]
+        if self.queries == "goal":
+            # a group whose result a user could state (a date, a city) is met from the query
+            made = [g for g in gids if _group_kind(self.ix.groups[g], self.ix) not in self.ix.literal]
+            gids = made or gids
         if not gids:
             return None
 
@@ -592,11 +807,14 @@ class Generator:
         base_id = instance_id(level, index)
         last_error = "no structure found"
         self._failures = Counter()  # groups that did not fit this task
-        for attempt in range(160):
+        for attempt in range(160 if self.queries == "guided" else 400):
             rng = random.Random(stable_seed(SUITE, self.seed, level, index, attempt))
             lit = Literals(self.ix, rng.randrange(10_000))
             self._chosen = []
-            units = self._structure(level, domain, uses, rng, lit)
+            if self.queries == "goal":
+                units = self._goal_structure(level, domain, uses, rng, lit)
+            else:
+                units = self._structure(level, domain, uses, rng, lit)
             if units is None:
                 self._failures.update(self._chosen)
                 self._global_failures.update(self._chosen)
@@ -697,7 +915,15 @@ class Generator:
             checker = checker.model_copy(
                 update={"required_facts": [*checker.required_facts, extra[0]]}
             )
-        query = _write_query(self.ix, units, star, plans[0], facts, checker, lit, rng)
+        goal_spec = None
+        if self.queries == "goal":
+            got = self._goal_query(base_id, domain, units, plans, facts)
+            goal_spec = self._goal_spec
+            if got.startswith("!"):
+                return got[1:]
+            query = got
+        else:
+            query = _write_query(self.ix, units, star, plans[0], facts, checker, lit, rng)
         plans = [p.model_copy(update={"nodes": _with_root(p, query)}) for p in plans]
         for r, p in zip(runs, plans, strict=True):
             r.plan = p
@@ -735,7 +961,59 @@ class Generator:
             slot=slot,
             literals={k: v for k, v in sorted(literal_values.items())},
             victim_field=victim_field,
+            goal=goal_spec,
         )
+
+    def _goal_query(
+        self,
+        base_id: str,
+        domain: str,
+        units: list[Unit],
+        plans: list[Plan],
+        facts: list[tuple[Any, str]],
+    ) -> str:
+        """The goal-level query of a base task, or ``"!why"`` when a reader of it could
+        reconstruct something other than the task's valid paths (the task is regenerated)."""
+        given: set[str] = set()
+        lits: list[tuple[Any, str | None, str]] = []  # (value, kind, parameter's own label)
+        for u in units:
+            for c in u.chains:
+                for n in c:
+                    spec = self.ix.tools[n.tool].spec
+                    for p, v in n.args.items():
+                        if isinstance(v, Lit):
+                            sch = spec.param_schema(p) or {}
+                            own = (sch.get("description") or p.replace("_", " ")).rstrip(".")
+                            lits.append((v.value, sch.get("x-kind"), own))
+        values_of: dict[str, set[str]] = {}
+        for value, kind, _ in lits:
+            if kind:
+                given.add(str(kind))
+                values_of.setdefault(str(kind), set()).add(canonical_json(value))
+        stated: dict[str, tuple[Any, str]] = {}
+        for value, kind, own in lits:
+            # a kind's noun labels its value, unless the kind has several (which is which)
+            label = kind_noun(self.ix, kind) if kind and len(values_of[kind]) == 1 else own
+            stated.setdefault(_fact_key(value, kind or label), (value, label))
+        goals = goal_kinds(self.ix, plans[0], given)
+        if goals is None:
+            return "!a final call yields nothing the other calls do not: no goal to ask for"
+        for _, src in facts:  # a checked fact the final calls do not name is a goal too
+            tool, _, path = src.partition(":")
+            kind = (self.corpus.tools[tool].output_field_schema(path.split(".")) or {}).get(
+                "x-kind"
+            )
+            if kind and kind not in [k for k, _ in goals]:
+                goals.append((kind, False))
+        specs = {n.tool or "": self.corpus.tools[n.tool or ""] for p in plans for n in p.call_nodes}
+        why = reverse_validate(
+            specs, given, [k for k, _ in goals], [path_reading(p, specs) for p in plans]
+        )
+        if why is not None:
+            return "!goal-level query is ambiguous: " + why
+        rng = random.Random(stable_seed("goal-query", base_id))
+        self._goal_spec = {"goals": [list(g) for g in goals], "given": sorted(given)}
+        return write_goal_query(self.ix, domain, goals, list(stated.values()), rng)
 
     def _sensitise(
         self,
@@ -887,6 +1165,8 @@ class Generator:
             "victim_node": base.victim_node,
             "literals": base.literals,
         }
+        if base.goal is not None:
+            meta["goal"] = base.goal
         faults = FaultSetup(victim_tools=base.victim_tools if group else [])
         profile = None
         checker = base.checker
@@ -1024,6 +1304,10 @@ def _consumed_fields(plan: Plan, node_id: str) -> list[str]:
             if field and field not in out:
                 out.append(field)
     return out
+
+
+def _fact_key(value: Any, label: str) -> str:
+    return canonical_json(value) + "|" + label
 
 
 def _literal_values(units: list[Unit]) -> dict[str, Any]:

@@ -150,7 +150,11 @@ class CorpusIndex:
         self._feasible: dict[str, bool] = {}
         self.in_kinds: dict[str, set[str]] = {}
         self.consumers: dict[str, set[str]] = defaultdict(set)
+        #: tools with an output field of a kind (what a tool-made input can come from)
+        self.producers: dict[str, set[str]] = defaultdict(set)
         for t in self.tools.values():
+            for o in t.outs:
+                self.producers[o.kind].add(t.name)
             self.in_kinds[t.name] = {p.kind for p in t.ins if p.kind}
             for p in t.ins:
                 if p.kind and p.required:

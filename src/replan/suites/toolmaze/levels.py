@@ -5,6 +5,9 @@ from __future__ import annotations
 SUITE = "toolmaze"
 LEVELS: tuple[str, ...] = ("C1", "C2", "C3", "C4")
 PER_LEVEL = 100
+#: query styles: ``goal`` states the goals and the given facts (the ``toolmaze`` suite);
+#: ``guided`` lists the steps in tool-description words (``toolmaze-guided``, the old queries)
+QUERIES: tuple[str, ...] = ("goal", "guided")
 
 #: target s* lengths (tool calls) and their weights, after ToolMaze Table 1
 _LENGTHS: dict[str, dict[int, float]] = {
@@ -13,6 +16,8 @@ _LENGTHS: dict[str, dict[int, float]] = {
     "C3": {6: 0.5, 7: 0.3, 8: 0.12, 9: 0.05, 10: 0.03},
 }
 _C4_TOTAL = {9: 0.12, 10: 0.22, 11: 0.26, 12: 0.2, 13: 0.12, 14: 0.05, 15: 0.03}
+#: C4 s* lengths of goal-level tasks (two goals with a group each, and more goals to length)
+_C4_GOAL_TOTAL = {8: 0.3, 9: 0.3, 10: 0.25, 11: 0.15}
 _C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
 _MAX_PATHS = 64
 
