@@ -10,6 +10,7 @@ is ``corpus/kinds.json``; each domain adds its own from its ``tools.json``, regi
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,12 @@ class Kind:
     def literal(self) -> bool:
         """True when a user can state a value of this kind in a query."""
         return bool(self.examples)
+
+    @property
+    def noun(self) -> str:
+        """How a request names a value of this kind: its description without the article
+        ("a confirmed hotel reservation" -> "confirmed hotel reservation")."""
+        return re.sub(r"^(an?|the)\s+", "", self.description.strip().rstrip("."))
 
 
 KINDS: dict[str, Kind] = {}

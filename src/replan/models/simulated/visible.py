@@ -10,8 +10,10 @@ for a model's world knowledge.
 
 - :func:`read_plan` writes the plan a careful reader would write, with no mistakes: the steps the
   query describes (a step is recognised when the query paraphrases the first sentence of a
-  listed tool's description), or, for a query that lists no steps, the tools its words name,
-  with whatever producers their inputs need (backward chaining by kind). Each input is bound to
+  listed tool's description); for a goal-level query, which lists no steps, the goals it names
+  (a kind's noun from the kinds vocabulary, used other than as a value's label), each reached by
+  a listed tool that yields it, with whatever producers their inputs need (backward chaining by
+  kind); otherwise the tools its words name, with their producers. Each input is bound to
   an earlier step's output of the same kind, else to a value the query states (labelled
   ``label: value``, or recognised by its kind); a required input with no visible source is left
   out, so the call fails as a model's would.
@@ -315,6 +317,32 @@ class View:
             end = stop
         return out
 
+    def goal_kinds(self) -> list[str]:
+        """Kinds the query asks for, in reading order: a kind whose noun (the kinds
+        vocabulary: "confirmed hotel reservation") the query uses other than as the label of a
+        value it states, and that some listed tool yields. Longer nouns first where they
+        overlap ("hotel reservation" inside "confirmed hotel reservation" is not another)."""
+        made = {k for s in self.specs.values() for _, k in value_fields(s.returns)}
+        hits: list[tuple[int, int, str]] = []
+        for name in sorted(made):
+            k = self.kinds.get(name)
+            noun = getattr(k, "noun", "")
+            if len(noun) < 4:
+                continue
+            pat = r"(?<![\w-])" + re.escape(noun) + r"(?![\w-])(?!: )(?! / )"
+            for m in re.finditer(pat, self.query, flags=re.I):
+                hits.append((m.start(), m.end(), name))
+        hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), h[2]))
+        out: list[str] = []
+        end = -1
+        for start, stop, name in hits:
+            if start < end:
+                continue
+            end = stop
+            if name not in out:
+                out.append(name)
+        return out
+
     def goal_tools(self) -> list[str]:
         """Tools the query names by their words (``book_flight``: "book ... flight")."""
         q = " " + " ".join(_WORD.findall(self.query.lower())) + " "
@@ -427,6 +455,114 @@ class _Writer:
                         return reference_text(nid, *hit)
         return _NONE
 
+    def reach(self, goals: Sequence[str]) -> None:
+        """Plan toward the goal kinds by backward chaining over the listed tools' kinds.
+
+        Goals are taken in order: one a chosen tool yields is met, otherwise a listed tool that
+        yields it is chosen. Each required input of a chosen tool comes from the query when the
+        query states a value for it (under its label, or a value of its kind), else from a
+        chosen tool that yields its kind, else from a further listed producer. The first
+        complete reading is kept (producers in listing order; a producer whose own inputs
+        cannot all be found is passed over); its calls are written producers first."""
+        given = {lit.kind for lit in self.v.literals if lit.kind}
+        outs = {n: {k for _, k in value_fields(s.returns)} for n, s in self.v.specs.items()}
+
+        def producers(kind: str) -> list[str]:  # listing order; array elements count
+            return [n for n in self.v.specs if kind in outs[n]]
+
+        def needs(tool: str) -> list[tuple[str, str, str]]:
+            spec = self.v.specs[tool]
+            return [
+                (tool, p, k)
+                for p in spec.param_names
+                if p in spec.required and (k := param_kind(spec, p))
+            ]
+
+        def stated(tool: str, p: str, kind: str) -> bool:
+            return kind in given or self.v.labelled(self.v.specs[tool], p) is not _NONE
+
+        def search(
+            chosen: list[str], source: dict, goals_left: list[str], agenda: list
+        ) -> tuple[list[str], dict] | None:
+            if agenda:
+                (tool, p, kind), rest = agenda[0], agenda[1:]
+                if stated(tool, p, kind):
+                    return search(chosen, source, goals_left, rest)
+                have = [t for t in chosen if t != tool and kind in outs[t]]
+                for src in have or [t for t in producers(kind) if t not in chosen]:
+                    new = [] if src in chosen else [src]
+                    got = search(
+                        [*chosen, *new],
+                        {**source, (tool, p): src},
+                        goals_left,
+                        [*rest, *(needs(src) if new else [])],
+                    )
+                    if got is not None:
+                        return got
+                return None
+            if not goals_left:
+                return chosen, source
+            g, more = goals_left[0], goals_left[1:]
+            if any(g in outs[t] for t in chosen):
+                return search(chosen, source, more, [])
+            for src in [t for t in producers(g) if t not in chosen]:
+                got = search([*chosen, src], source, more, needs(src))
+                if got is not None:
+                    return got
+            return None
+
+        found = search([], {}, list(goals), [])
+        if found is None:  # no complete reading: reach what can be reached, goal by goal
+            chosen, source = [], {}
+            for g in goals:
+                got = search(chosen, source, [g], [])
+                if got is not None:
+                    chosen, source = got
+        else:
+            chosen, source = found
+        node_of: dict[str, str] = {}
+        pending = list(chosen)
+        while pending:  # producers first
+            ready = [
+                t
+                for t in pending
+                if all(src in node_of for (c, _), src in source.items() if c == t)
+            ]
+            tool = ready[0] if ready else pending[0]
+            pending.remove(tool)
+            node_of[tool] = self._add_sourced(tool, source, node_of)
+
+    def _add_sourced(self, tool: str, source: Mapping, node_of: Mapping[str, str]) -> str:
+        """Write a call of ``tool`` whose inputs come from ``source`` (a producer per input)
+        or, for the others, from the query."""
+        spec = self.v.specs[tool]
+        args: dict[str, Any] = {}
+        for p in spec.param_names:
+            kind = param_kind(spec, p)
+            src = source.get((tool, p))
+            val: Any = self.v.labelled(spec, p)
+            if src is not None and src in node_of and kind:
+                val = self._latest([self.node(node_of[src])], kind) or val
+            elif val is _NONE and p in spec.required and kind:
+                values = {_text(lit.value) for lit in self.v.literals if lit.kind == kind}
+                if len(values) == 1:  # the one value of its kind the query states, reused
+                    val = next(lit.value for lit in self.v.literals if lit.kind == kind)
+                else:
+                    val = self.v.literal_of_kind(kind, self.used, None, spec, p)
+                    if val is not _NONE:
+                        self.used[kind] = self.used.get(kind, 0) + 1
+            if val is not _NONE:
+                args[p] = val
+        nid = self._next_id()
+        refs = sorted({r.node for v in args.values() for r in iter_references(v)}, key=_idkey)
+        self.nodes.append(
+            PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
+        )
+        return nid
+
+    def node(self, nid: str) -> PlanNode:
+        return next(n for n in self.nodes if n.id == nid)
+
     def _latest(self, nodes: Sequence[PlanNode], kind: str) -> str | None:
         fallback = None
         for n in reversed(nodes):
@@ -474,9 +610,12 @@ def read_plan(view: View) -> Plan:
     """The plan a careful reader writes from the query and the tool list (no mistakes)."""
     w = _Writer(view)
     steps = view.described_steps()
+    goals = [] if steps else view.goal_kinds()
     if steps:
         for pos, tool in steps:
             w.add(tool, pos, chain=True)
+    elif goals:
+        w.reach(goals)
     else:
         for tool in view.goal_tools():
             w.add(tool, None)

@@ -444,6 +444,8 @@ class Generator:
             and self._made_needs(t)
             and self._answers(t)
             and not self.ix.tools[t].out_kinds <= made  # it must yield something of its own
+            # not a follow-up on a record (enable, cancel, send): it yields what it takes
+            and not set(self._made_needs(t)) & self.ix.tools[t].out_kinds
         ]
         weights = [
             self._weight(t, domain, uses, False)

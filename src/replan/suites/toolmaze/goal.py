@@ -225,8 +225,7 @@ def phrasings() -> dict[str, Any]:
 def kind_noun(ix: CorpusIndex, kind: str) -> str:
     """A kind's noun phrase from the kinds vocabulary, without its article."""
     k = ix.kinds.get(kind)
-    text = k.description if k is not None else kind.replace("_", " ")
-    return re.sub(r"^(an?|the)\s+", "", text.strip().rstrip("."))
+    return k.noun if k is not None else kind.replace("_", " ")
 
 
 def goal_kinds(
