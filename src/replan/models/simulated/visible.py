@@ -544,13 +544,7 @@ class _Writer:
             if src is not None and src in node_of and kind:
                 val = self._latest([self.node(node_of[src])], kind) or val
             elif val is _NONE and p in spec.required and kind:
-                values = {_text(lit.value) for lit in self.v.literals if lit.kind == kind}
-                if len(values) == 1:  # the one value of its kind the query states, reused
-                    val = next(lit.value for lit in self.v.literals if lit.kind == kind)
-                else:
-                    val = self.v.literal_of_kind(kind, self.used, None, spec, p)
-                    if val is not _NONE:
-                        self.used[kind] = self.used.get(kind, 0) + 1
+                val = self._stated(spec, p, kind)
             if val is not _NONE:
                 args[p] = val
         nid = self._next_id()
@@ -559,6 +553,21 @@ class _Writer:
             PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
         )
         return nid
+
+    def _stated(self, spec: ToolSpec, p: str, kind: str) -> Any:
+        """The value the query states for an input of ``kind``: the one stated under the
+        kind's own noun ("e-mail address: ..."), else the one value of that kind it states,
+        else the next unused one."""
+        noun = getattr(self.v.kinds.get(kind), "noun", "").lower()
+        lits = [lit for lit in self.v.literals if lit.kind == kind]
+        named = [lit for lit in lits if noun and noun in lit.labels]
+        for group in (named, lits):
+            if len({_text(lit.value) for lit in group}) == 1:
+                return group[0].value  # reused by every call that needs it
+        got = self.v.literal_of_kind(kind, self.used, None, spec, p)
+        if got is not _NONE:
+            self.used[kind] = self.used.get(kind, 0) + 1
+        return got
 
     def node(self, nid: str) -> PlanNode:
         return next(n for n in self.nodes if n.id == nid)

@@ -61,7 +61,16 @@ from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, e
 from replan.suites.toolmaze.frozen import read_frozen_suite
 from replan.suites.toolmaze.generator import BaseTask, Generator
 from replan.suites.toolmaze.index import _CORPORA, corpus_index
-from replan.suites.toolmaze.levels import LEVELS, PER_LEVEL, SUITE, GenerationError
+from replan.suites.toolmaze.goal import path_reading, reverse_validate
+from replan.suites.toolmaze.levels import (
+    GUIDED,
+    LEVELS,
+    PER_LEVEL,
+    QUERIES,
+    SUITE,
+    GenerationError,
+)
+from replan.env.world import stable_seed
 
 # ---------------------------------------------------------------------------------------------
 # the suite
@@ -249,26 +258,31 @@ def _subset_options(
     return opts
 
 
-def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
-    """The whole suite's figures: read from the frozen file at its seed, otherwise generated (a
-    minute or so), reporting each base task to ``progress``."""
-    global ON_BASE_TASK
-    total = len(LEVELS) * PER_LEVEL
-    done_before: dict[str, int] = {}
+def _stats_of(name: str, queries: str) -> Callable[..., dict]:
+    def _stats(
+        *, seed: int = 0, progress: Callable[[str, int, int], None] | None = None
+    ) -> dict:
+        """The whole suite's figures: read from the frozen file at its seed, otherwise
+        generated (a minute or more), reporting each base task to ``progress``."""
+        global ON_BASE_TASK
+        total = len(LEVELS) * PER_LEVEL
+        done_before: dict[str, int] = {}
 
-    def tick(level: str, done: int, n: int) -> None:
-        done_before[level] = done
-        if progress is not None:
-            progress(f"generating toolmaze {level}", sum(done_before.values()), total)
+        def tick(level: str, done: int, n: int) -> None:
+            done_before[level] = done
+            if progress is not None:
+                progress(f"generating {name} {level}", sum(done_before.values()), total)
 
-    tasks = read_frozen_suite(seed, LEVELS, MODES, PER_LEVEL)
-    if tasks is None:
-        ON_BASE_TASK = tick
-        try:
-            tasks = generate(seed=seed)
-        finally:
-            ON_BASE_TASK = None
-    return {"suite": SUITE, "seed": seed, **stats(tasks)}
+        tasks = read_frozen_suite(seed, LEVELS, MODES, PER_LEVEL, name)
+        if tasks is None:
+            ON_BASE_TASK = tick
+            try:
+                tasks = generate(seed=seed, queries=queries)
+            finally:
+                ON_BASE_TASK = None
+        return {"suite": name, "seed": seed, **stats(tasks)}
+
+    return _stats
 
 
 def _stats_view(report: dict[str, Any]) -> list[StatsTable | str]:
@@ -289,21 +303,47 @@ def _stats_view(report: dict[str, Any]) -> list[StatsTable | str]:
         ("valid paths", *[str(levels[lv]["valid_paths"]) for lv in lvs]),
         ("base tasks", *[str(levels[lv]["tasks"]) for lv in lvs]),
     ]
-    title = "toolmaze: ToolMaze Table 1 figures per level"
+    title = f"{report.get('suite', SUITE)}: ToolMaze Table 1 figures per level"
     return [
         StatsTable(title, ("metric", *lvs), tuple(rows)),
         "instances per mode: " + ", ".join(f"{m} {n}" for m, n in report["modes"].items()),
     ]
 
 
+def _load(
+    name: str,
+    queries: str,
+    levels: Iterable[str] | str | None,
+    modes: Iterable[str] | str | None,
+    limit: int | None,
+    seed: int,
+    per_level: int,
+) -> list[Task]:
+    lvs = [lv.upper() for lv in csv_option(levels) or LEVELS]
+    mds = [m.upper() for m in csv_option(modes) or MODES]
+    n = int(per_level) if limit is None else min(int(per_level), int(limit))
+    frozen = read_frozen_suite(int(seed), lvs, mds, n, name)
+    if frozen is not None:
+        return frozen
+    return generate(
+        seed=int(seed),
+        levels=lvs,
+        modes=mds,
+        limit=int(limit) if limit is not None else None,
+        per_level=int(per_level),
+        queries=queries,
+    )
+
+
 @suite(
     SUITE,
-    description="ToolMaze-style C1–C4 tasks × NP, P1–P4 (400 base tasks, 2,000 instances)",
+    description="ToolMaze-style C1–C4 tasks × NP, P1–P4 with goal-level queries (the goals and "
+    "the given facts, no steps; 400 base tasks, 2,000 instances)",
     default_designs=("react", "plan_conditioned", "dual_loop", "replanner_loop"),
     levels=LEVELS,
     stratifier=per_cell_subset,
     subset_options=_subset_options,
-    stats=_stats,
+    stats=_stats_of(SUITE, "goal"),
     stats_view=_stats_view,
 )
 def load(
@@ -313,27 +353,96 @@ def load(
     limit: int | None = None,
     seed: int = 0,
     per_level: int = PER_LEVEL,
+    distractors: float = 0.0,
 ) -> list[Task]:
-    """The ``toolmaze`` suite with options as ``replan run`` passes them (levels and modes as
-    lists or ``"C1,C2"`` text, any case): read from the frozen file of the pinned version when it
-    holds them (seed 0, up to 100 base tasks per level), generated otherwise."""
-    lvs = [lv.upper() for lv in csv_option(levels) or LEVELS]
-    mds = [m.upper() for m in csv_option(modes) or MODES]
-    n = int(per_level) if limit is None else min(int(per_level), int(limit))
-    frozen = read_frozen_suite(int(seed), lvs, mds, n)
-    if frozen is not None:
-        return frozen
-    return generate(
-        seed=int(seed),
-        levels=lvs,
-        modes=mds,
-        limit=int(limit) if limit is not None else None,
-        per_level=int(per_level),
+    """The ``toolmaze`` suite (goal-level queries) with options as ``replan run`` passes them
+    (levels and modes as lists or ``"C1,C2"`` text, any case): read from the frozen file of the
+    pinned version when it holds them (seed 0, up to 100 base tasks per level), generated
+    otherwise. ``distractors`` (a share of the listed tools, 0 to 0.5) adds tools of the task's
+    domains that lie on no valid path and leave the query unambiguous (:func:`with_distractors`)."""
+    tasks = _load(SUITE, "goal", levels, modes, limit, seed, per_level)
+    return with_distractors(tasks, float(distractors)) if float(distractors) else tasks
+
+
+@suite(
+    GUIDED,
+    description="ToolMaze-style C1–C4 tasks × NP, P1–P4 whose queries list the steps in the "
+    "tools' words (the queries of toolmaze v2, kept so old results stay comparable)",
+    default_designs=("react", "plan_conditioned", "dual_loop", "replanner_loop"),
+    levels=LEVELS,
+    stratifier=per_cell_subset,
+    subset_options=_subset_options,
+    stats=_stats_of(GUIDED, "guided"),
+    stats_view=_stats_view,
+)
+def load_guided(
+    *,
+    levels: Iterable[str] | str | None = None,
+    modes: Iterable[str] | str | None = None,
+    limit: int | None = None,
+    seed: int = 0,
+    per_level: int = PER_LEVEL,
+) -> list[Task]:
+    """The ``toolmaze-guided`` suite: step-list queries (``toolmaze`` v2, same digest)."""
+    return _load(GUIDED, "guided", levels, modes, limit, seed, per_level)
+
+
+# ---------------------------------------------------------------------------------------------
+# distractor tools
+def with_distractors(tasks: Sequence[Task], share: float, corpus: Corpus | None = None) -> list[Task]:
+    """``tasks`` with distractor tools added to each goal-level task's tool list, so that they
+    make up about ``share`` of it: tools of the task's domains that lie on no valid path and
+    after which the reverse validation still holds (every reading of the query is a valid
+    path), chosen and placed deterministically per base task. Recorded in
+    ``metadata["distractors"]``; a task without goal-level metadata is left as it is."""
+    if not 0.0 <= share <= 0.5:
+        raise ValueError(f"distractors must be a share between 0 and 0.5, got {share}")
+    corpus = corpus or load_corpus()
+    cache: dict[str, tuple[list[str], list[str]]] = {}
+    out = []
+    for t in tasks:
+        goal = t.metadata.get("goal")
+        if not goal or not share:
+            out.append(t)
+            continue
+        if t.base_id not in cache:
+            cache[t.base_id] = _distractors(t, share, corpus)
+        tools, added = cache[t.base_id]
+        out.append(
+            t.model_copy(update={"tools": tools, "metadata": {**t.metadata, "distractors": added}})
+        )
+    return out
+
+
+def _distractors(task: Task, share: float, corpus: Corpus) -> tuple[list[str], list[str]]:
+    goal = task.metadata["goal"]
+    want = round(share * len(task.tools) / (1.0 - share))
+    specs = {n: corpus.tools[n] for n in task.tools}
+    paths = [path_reading(p, specs) for p in path_plans(task)]
+    domains = set(task.metadata.get("domains") or [])
+    pool = sorted(
+        (n for n, s in corpus.tools.items() if s.domain in domains and n not in specs),
+        key=lambda n: stable_seed("distractor", task.base_id, n),
     )
+    added: list[str] = []
+    for cand in pool:
+        if len(added) >= want:
+            break
+        trial = {**specs, cand: corpus.tools[cand]}
+        if reverse_validate(trial, set(goal["given"]), [k for k, _ in goal["goals"]], paths):
+            continue  # it would open another reading of the query
+        specs = trial
+        added.append(cand)
+    tools = list(task.tools)
+    for name in added:  # each at a stable place in the list, not all at the end
+        tools.insert(stable_seed("distractor-at", task.base_id, name) % (len(tools) + 1), name)
+    return tools, added
 
 
 __all__ = [
+    "GUIDED",
     "LEVELS",
+    "QUERIES",
     "SUITE",
     "BaseTask",
     "GenerationError",
@@ -348,4 +457,5 @@ __all__ = [
     "random_plan",
     "stats",
     "task_injector",
+    "with_distractors",
 ]

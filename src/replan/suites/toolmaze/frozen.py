@@ -1,7 +1,8 @@
-"""The pinned ToolMaze suite read from its frozen data file instead of generated.
+"""The pinned ToolMaze suites read from their frozen data files instead of generated.
 
-``data/toolmaze-v<version>.jsonl.gz`` (see :mod:`replan.suites.versions`) holds the 2,000
-instances the generator gives at seed 0; the generator is prefix-stable and each instance
+``data/toolmaze-v<version>.jsonl.gz`` (goal-level queries) and
+``data/toolmaze-guided-v<version>.jsonl.gz`` (step-list queries; see
+:mod:`replan.suites.versions`) each hold the 2,000 instances the generator gives at seed 0; the generator is prefix-stable and each instance
 depends only on its base task and mode, so any levels × modes × first-``n``-base-tasks subset is
 those lines, read by id in generation order. ``python -m replan.suites freeze toolmaze`` rebuilds
 the file; a slow test checks that regenerating reproduces its digest.
@@ -17,13 +18,14 @@ from replan.suites.versions import frozen_file, read_frozen
 
 
 def read_frozen_suite(
-    seed: int, levels: Sequence[str], modes: Sequence[str], n: int
+    seed: int, levels: Sequence[str], modes: Sequence[str], n: int, name: str = SUITE
 ) -> list[Task] | None:
     """The first ``n`` base tasks of each of ``levels``, crossed with ``modes``, in generation
-    order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them;
+    order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them,
+    from the frozen file of suite ``name`` (``toolmaze`` or ``toolmaze-guided``);
     ``None`` when the file cannot answer (not the pinned seed, an unknown level or mode, more
     base tasks than it holds, no file): the caller generates instead."""
-    path = frozen_file(SUITE, {"seed": seed})
+    path = frozen_file(name, {"seed": seed})
     if (
         path is None
         or n > PER_LEVEL

@@ -148,7 +148,7 @@ class Generator:
         for t in tools:
             d = self.ix.tools[t].spec.domain
             w *= 1.0 if d == domain else 0.4 if d == "General" else 0.2
-            w *= 1.0 / (1.0 + uses[t]) ** 3
+            w *= 1.0 / (1.0 + uses[t]) ** (3 if self.queries == "guided" else 1)
         w = w ** (1.0 / len(tools))
         if first and not cand.startswith("group:"):
             cat = self.ix.tools[cand].spec.category
@@ -814,7 +814,11 @@ class Generator:
             lit = Literals(self.ix, rng.randrange(10_000))
             self._chosen = []
             if self.queries == "goal":
-                units = self._goal_structure(level, domain, uses, rng, lit)
+                # after many tries, tools used before weigh no less (a goal-level task needs
+                # tools whose results a reader can tell apart, and the rarest often are not)
+                units = self._goal_structure(
+                    level, domain, uses if attempt < 60 else Counter(), rng, lit
+                )
             else:
                 units = self._structure(level, domain, uses, rng, lit)
             if units is None:

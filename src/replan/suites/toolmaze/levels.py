@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 SUITE = "toolmaze"
+#: the step-list variant (the queries before goal-level ones), kept so old results compare
+GUIDED = "toolmaze-guided"
 LEVELS: tuple[str, ...] = ("C1", "C2", "C3", "C4")
 PER_LEVEL = 100
 #: query styles: ``goal`` states the goals and the given facts (the ``toolmaze`` suite);
