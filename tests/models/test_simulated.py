@@ -15,6 +15,7 @@ from replan.core.trace import Call
 from replan.env import task_world
 from replan.env.verifier import verify
 from replan.evaluators.perturbation import recovery_record
+from replan.env.perturb import injector_for
 from replan.evaluators.prefix import prefix_record
 from replan.graphs import DESIGNS, run_episode
 from replan.models import SimulatedChatModel, make_model
@@ -27,6 +28,7 @@ from replan.nodes.prompts import (
     revision_messages,
 )
 from replan.nodes.tools import observation_text
+from replan.suites import load_suite
 
 from .conftest import (
     PRICE_SENTINEL,
@@ -416,13 +418,37 @@ def _hidden_changed(task: Task) -> Task:
     return task.model_copy(
         update={
             "gold_plan": None,
+            "valid_paths": [["x"], list(reversed(task.tools))],
             "checker": Checker(graceful=True, required_facts=["nothing"]),
-            "metadata": {"paths": [{"tools": ["x"], "plan": {"tasks": []}}], "victim_tools": []},
+            "metadata": {
+                "paths": [{"tools": ["x"], "plan": {"tasks": []}}],
+                "victim_tools": [],
+                "goal": {"goals": [["x", True]], "given": []},
+            },
             "min_calls": 99,
             "optimal_rounds": 42,
             "perturbation": PerturbationProfile(mode="P2", victim="quote_flight", kind="http_404"),
         }
     )
+
+
+def _goal_level_tasks() -> list[Task]:
+    """Two goal-level ToolMaze instances (a clean one and one with an implicit fault)."""
+    return load_suite("toolmaze", levels="C2", modes="NP,P3", limit=1)
+
+
+def test_a_goal_level_query_is_planned_from_its_goals_and_the_tools_kinds() -> None:
+    """A goal-level query names no step: the plan reaches the goals it names from the values
+    it states, through the listed tools' input and output kinds -- one of the task's valid
+    paths, and it succeeds (the step-list reader found no steps here and planned nothing)."""
+    tasks = load_suite("toolmaze", modes="NP", limit=3)
+    for task in tasks:
+        plan = plan_of(sim(task), task)
+        assert isinstance(plan, Plan)
+        tools = sorted(n.tool for n in plan.call_nodes)
+        assert tools in [sorted(p) for p in task.valid_paths], task.task_id
+        ep = run_episode("plan_conditioned", sim(task), task)
+        assert recovery_record(ep, task).success, task.task_id
 
 
 def _trace(ep) -> list:
@@ -444,6 +470,7 @@ def test_behaviour_does_not_depend_on_the_tasks_hidden_fields(design: str, profi
             (booking_task(), lambda: explicit_faults("P2")),
             (booking_task(), lambda: quote_id_faults("P3")),
             (parallel_task(), lambda: None),
+            *((t, lambda t=t: injector_for(t)) for t in _goal_level_tasks()),
         ):
             real = run_episode(design, sim(task, profile, seed), task, faults=faults(), seed=seed)
             blind = run_episode(

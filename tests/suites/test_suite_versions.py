@@ -29,7 +29,7 @@ def test_every_pinned_suite_has_a_version():
     assert all(suite_version(name) == v["version"] for name, v in pinned.items())
 
 
-@pytest.mark.parametrize("name", ["toolmaze", "pararecover-synth"])
+@pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided", "pararecover-synth"])
 def test_a_frozen_file_holds_the_pinned_suite(name):
     pin = suite_versions()[name]
     path = sv.frozen_path(name)
@@ -56,14 +56,34 @@ def test_pararecover_synth_loads_from_its_frozen_file(monkeypatch):
         load_suite("pararecover-synth", n_level1=10)
 
 
-def test_the_frozen_toolmaze_file_is_in_generation_order():
-    tasks = sv.read_frozen(sv.frozen_path("toolmaze"))
+@pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided"])
+def test_the_frozen_toolmaze_file_is_in_generation_order(name):
+    from replan.suites.toolmaze.levels import GOAL_PER_LEVEL, PER_LEVEL
+
+    tasks = sv.read_frozen(sv.frozen_path(name))
     # in generation order: level-major, base task, then the modes
     ids = [t.task_id for t in tasks]
     assert ids[:6] == [f"toolmaze-C1-000-{m}" for m in ("NP", "P1", "P2", "P3", "P4")] + [
         "toolmaze-C1-001-NP"
     ]
-    assert ids[-1] == "toolmaze-C4-099-P4"
+    last = (GOAL_PER_LEVEL if name == "toolmaze" else PER_LEVEL) - 1
+    assert ids[-1] == f"toolmaze-C4-{last:03d}-P4"
+
+
+def test_the_step_list_suite_keeps_its_old_digest():
+    """toolmaze v2's instances (step-list queries) are toolmaze-guided v2, unchanged: results
+    run on toolmaze v2 compare with runs on toolmaze-guided."""
+    pin = suite_versions()["toolmaze-guided"]
+    assert (pin["version"], pin["digest"]) == ("2", "aa36ad3db74e8dd4")
+    from replan.env.corpus import load_corpus
+    from replan.models.simulated.visible import step_phrase
+
+    task = load_suite("toolmaze-guided", levels="C2", modes="NP", limit=1)[0]
+    tools = load_corpus().tools
+    assert all(step_phrase(tools[t]).lower() in task.query.lower() for t in task.valid_paths[0])
+    assert sv.read_frozen(sv.frozen_path("toolmaze-guided"))[500] == load_suite(
+        "toolmaze-guided", levels="C2", modes="NP", limit=1
+    )[0]
 
 
 def test_identity_of_a_pinned_suite_a_variant_a_data_file_and_custom_tasks():
@@ -76,6 +96,9 @@ def test_identity_of_a_pinned_suite_a_variant_a_data_file_and_custom_tasks():
     assert variant["version"] == f"{pin['version']}+seed=3"
     assert variant["digest"] not in (pin["digest"], suite_digest(tasks))
     assert variant == sv.suite_identity("toolmaze", tasks[:1], {"seed": "3", "per_level": 9})
+    # distractor tools are a variant too (the share recorded in the version)
+    with_d = sv.suite_identity("toolmaze", tasks, {"seed": 0, "distractors": 0.25})
+    assert with_d["version"] == f"{pin['version']}+distractors=0.25"
     # a data-file suite is identified by what was loaded
     data = sv.suite_identity("pararecover", tasks, {"path": "x"})
     assert data == {"name": "pararecover", "version": "1", "digest": suite_digest(tasks)}
@@ -129,7 +152,7 @@ def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["toolmaze", "pararecover-synth"])
+@pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided", "pararecover-synth"])
 def test_regenerating_reproduces_the_pinned_digest(name):
     """A corpus or generator change fails here: freeze the new version (``python -m
     replan.suites freeze NAME --bump REASON``), so that runs before and after are never taken
@@ -153,8 +176,11 @@ def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):
     from replan.suites import toolmaze
 
     expected = {
-        "a": toolmaze.generate(per_level=2),
-        "b": toolmaze.generate(levels=["C3", "C1"], modes=["P4", "NP"], limit=1, per_level=3),
+        "a": toolmaze.generate(per_level=2, queries="goal"),
+        "b": toolmaze.generate(
+            levels=["C3", "C1"], modes=["P4", "NP"], limit=1, per_level=3, queries="goal"
+        ),
+        "guided": toolmaze.generate(per_level=1),
     }
 
     def no_generation(*args, **kwargs):
@@ -172,6 +198,7 @@ def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):
         "toolmaze-C1-000-NP",
     ]
     assert got_b == expected["b"]
+    assert load_suite("toolmaze-guided", per_level=1) == expected["guided"]
     monkeypatch.undo()  # what the file cannot answer is the generator's to refuse
     with pytest.raises(ValueError, match="unknown ToolMaze level"):
         load_suite("toolmaze", levels=["C9"])

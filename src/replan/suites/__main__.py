@@ -1,6 +1,7 @@
 """Build tool for frozen suites: ``python -m replan.suites freeze SUITE [--bump REASON | --check]``.
 
-SUITE is ``toolmaze`` or ``pararecover-synth``. It regenerates the suite from the corpus (a
+SUITE is ``toolmaze`` (goal-level queries), ``toolmaze-guided`` (step-list queries) or
+``pararecover-synth``. It regenerates the suite from the corpus (a
 minute or so) and writes its versioned data file
 (see :mod:`replan.suites.versions`); ``--check`` only verifies the file, ``--bump`` freezes
 changed content as the next version with a one-line reason.
@@ -9,16 +10,19 @@ changed content as the next version with a one-line reason.
 from __future__ import annotations
 
 import argparse
+from functools import partial
 from collections.abc import Callable, Sequence
 
 from replan.core.task import Task
 from replan.suites.pararecover_synth import generate_synth
 from replan.suites.toolmaze import generate
+from replan.suites.toolmaze.levels import GOAL_PER_LEVEL
 from replan.suites.versions import build
 
 #: the generated suites that are frozen, and what generates each in full (default options)
 GENERATORS: dict[str, Callable[[], list[Task]]] = {
-    "toolmaze": generate,
+    "toolmaze": partial(generate, queries="goal", per_level=GOAL_PER_LEVEL),
+    "toolmaze-guided": partial(generate, queries="guided"),
     "pararecover-synth": generate_synth,
 }
 

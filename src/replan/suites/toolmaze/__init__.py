@@ -63,6 +63,7 @@ from replan.suites.toolmaze.generator import BaseTask, Generator
 from replan.suites.toolmaze.index import _CORPORA, corpus_index
 from replan.suites.toolmaze.goal import path_reading, reverse_validate
 from replan.suites.toolmaze.levels import (
+    GOAL_PER_LEVEL,
     GUIDED,
     LEVELS,
     PER_LEVEL,
@@ -258,14 +259,14 @@ def _subset_options(
     return opts
 
 
-def _stats_of(name: str, queries: str) -> Callable[..., dict]:
+def _stats_of(name: str, queries: str, per_level: int) -> Callable[..., dict]:
     def _stats(
         *, seed: int = 0, progress: Callable[[str, int, int], None] | None = None
     ) -> dict:
         """The whole suite's figures: read from the frozen file at its seed, otherwise
         generated (a minute or more), reporting each base task to ``progress``."""
         global ON_BASE_TASK
-        total = len(LEVELS) * PER_LEVEL
+        total = len(LEVELS) * per_level
         done_before: dict[str, int] = {}
 
         def tick(level: str, done: int, n: int) -> None:
@@ -273,11 +274,11 @@ def _stats_of(name: str, queries: str) -> Callable[..., dict]:
             if progress is not None:
                 progress(f"generating {name} {level}", sum(done_before.values()), total)
 
-        tasks = read_frozen_suite(seed, LEVELS, MODES, PER_LEVEL, name)
+        tasks = read_frozen_suite(seed, LEVELS, MODES, per_level, name, per_level)
         if tasks is None:
             ON_BASE_TASK = tick
             try:
-                tasks = generate(seed=seed, queries=queries)
+                tasks = generate(seed=seed, queries=queries, per_level=per_level)
             finally:
                 ON_BASE_TASK = None
         return {"suite": name, "seed": seed, **stats(tasks)}
@@ -318,11 +319,12 @@ def _load(
     limit: int | None,
     seed: int,
     per_level: int,
+    frozen_per_level: int,
 ) -> list[Task]:
     lvs = [lv.upper() for lv in csv_option(levels) or LEVELS]
     mds = [m.upper() for m in csv_option(modes) or MODES]
     n = int(per_level) if limit is None else min(int(per_level), int(limit))
-    frozen = read_frozen_suite(int(seed), lvs, mds, n, name)
+    frozen = read_frozen_suite(int(seed), lvs, mds, n, name, frozen_per_level)
     if frozen is not None:
         return frozen
     return generate(
@@ -338,12 +340,13 @@ def _load(
 @suite(
     SUITE,
     description="ToolMaze-style C1–C4 tasks × NP, P1–P4 with goal-level queries (the goals and "
-    "the given facts, no steps; 400 base tasks, 2,000 instances)",
+    f"the given facts, no steps; {4 * GOAL_PER_LEVEL} base tasks, "
+    f"{20 * GOAL_PER_LEVEL:,} instances)",
     default_designs=("react", "plan_conditioned", "dual_loop", "replanner_loop"),
     levels=LEVELS,
     stratifier=per_cell_subset,
     subset_options=_subset_options,
-    stats=_stats_of(SUITE, "goal"),
+    stats=_stats_of(SUITE, "goal", GOAL_PER_LEVEL),
     stats_view=_stats_view,
 )
 def load(
@@ -352,7 +355,7 @@ def load(
     modes: Iterable[str] | str | None = None,
     limit: int | None = None,
     seed: int = 0,
-    per_level: int = PER_LEVEL,
+    per_level: int = GOAL_PER_LEVEL,
     distractors: float = 0.0,
 ) -> list[Task]:
     """The ``toolmaze`` suite (goal-level queries) with options as ``replan run`` passes them
@@ -360,7 +363,7 @@ def load(
     pinned version when it holds them (seed 0, up to 100 base tasks per level), generated
     otherwise. ``distractors`` (a share of the listed tools, 0 to 0.5) adds tools of the task's
     domains that lie on no valid path and leave the query unambiguous (:func:`with_distractors`)."""
-    tasks = _load(SUITE, "goal", levels, modes, limit, seed, per_level)
+    tasks = _load(SUITE, "goal", levels, modes, limit, seed, per_level, GOAL_PER_LEVEL)
     return with_distractors(tasks, float(distractors)) if float(distractors) else tasks
 
 
@@ -372,7 +375,7 @@ def load(
     levels=LEVELS,
     stratifier=per_cell_subset,
     subset_options=_subset_options,
-    stats=_stats_of(GUIDED, "guided"),
+    stats=_stats_of(GUIDED, "guided", PER_LEVEL),
     stats_view=_stats_view,
 )
 def load_guided(
@@ -384,7 +387,7 @@ def load_guided(
     per_level: int = PER_LEVEL,
 ) -> list[Task]:
     """The ``toolmaze-guided`` suite: step-list queries (``toolmaze`` v2, same digest)."""
-    return _load(GUIDED, "guided", levels, modes, limit, seed, per_level)
+    return _load(GUIDED, "guided", levels, modes, limit, seed, per_level, PER_LEVEL)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -18,7 +18,12 @@ from replan.suites.versions import frozen_file, read_frozen
 
 
 def read_frozen_suite(
-    seed: int, levels: Sequence[str], modes: Sequence[str], n: int, name: str = SUITE
+    seed: int,
+    levels: Sequence[str],
+    modes: Sequence[str],
+    n: int,
+    name: str = SUITE,
+    per_level: int = PER_LEVEL,
 ) -> list[Task] | None:
     """The first ``n`` base tasks of each of ``levels``, crossed with ``modes``, in generation
     order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them,
@@ -28,7 +33,7 @@ def read_frozen_suite(
     path = frozen_file(name, {"seed": seed})
     if (
         path is None
-        or n > PER_LEVEL
+        or n > per_level
         or not set(levels) <= set(LEVELS)
         or not set(modes) <= set(MODES)
     ):
