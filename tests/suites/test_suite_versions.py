@@ -81,9 +81,10 @@ def test_the_step_list_suite_keeps_its_old_digest():
     task = load_suite("toolmaze-guided", levels="C2", modes="NP", limit=1)[0]
     tools = load_corpus().tools
     assert all(step_phrase(tools[t]).lower() in task.query.lower() for t in task.valid_paths[0])
-    assert sv.read_frozen(sv.frozen_path("toolmaze-guided"))[500] == load_suite(
-        "toolmaze-guided", levels="C2", modes="NP", limit=1
-    )[0]
+    assert (
+        sv.read_frozen(sv.frozen_path("toolmaze-guided"))[500]
+        == load_suite("toolmaze-guided", levels="C2", modes="NP", limit=1)[0]
+    )
 
 
 def test_identity_of_a_pinned_suite_a_variant_a_data_file_and_custom_tasks():

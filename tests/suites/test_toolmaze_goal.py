@@ -115,7 +115,10 @@ def test_a_path_reads_as_its_edges():
             PlanNode(id=ROOT, desc="book me a hotel", status="done"),
             PlanNode(id="1", tool="find_hotel", args={"city": "Lisbon"}, deps=[ROOT]),
             PlanNode(
-                id="2", tool="book_hotel", args={"hotel_id": "${1.hotel_id}", "guest": "Ana"}, deps=["1"]
+                id="2",
+                tool="book_hotel",
+                args={"hotel_id": "${1.hotel_id}", "guest": "Ana"},
+                deps=["1"],
             ),
             PlanNode(id=RESPONSE, desc="answer", deps=["2"]),
         ]
@@ -170,7 +173,10 @@ def test_distractors_lie_on_no_path_and_keep_the_query_unambiguous(goal_suite):
         specs = {n: corpus.tools[n] for n in t.tools}
         goal = t.metadata["goal"]
         paths = [path_reading(p, specs) for p in tm.path_plans(t)]
-        assert reverse_validate(specs, set(goal["given"]), [k for k, _ in goal["goals"]], paths) is None
+        assert (
+            reverse_validate(specs, set(goal["given"]), [k for k, _ in goal["goals"]], paths)
+            is None
+        )
         added += len(extra)
         shares += len(extra) / len(t.tools)
     assert added and 0.15 <= shares / len(base) <= 0.3

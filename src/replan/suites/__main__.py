@@ -10,8 +10,8 @@ changed content as the next version with a one-line reason.
 from __future__ import annotations
 
 import argparse
-from functools import partial
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from replan.core.task import Task
 from replan.suites.pararecover_synth import generate_synth

@@ -196,8 +196,11 @@ class View:
                     continue
                 literal = linre.escape(_text(ex))
                 if isinstance(ex, bool | int | float):  # a bare number only as a stated value
+                    # (a full stop may end the sentence after it: "nights: 3.")
                     pat = linre.compile(
-                        ": (" + literal + ")", followed_by=r"[^\w.-]|$", overlapping=True
+                        ": (" + literal + ")",
+                        followed_by=r"[^\w.-]|\.[^\d]|\.$|$",
+                        overlapping=True,
                     )
                 else:
                     pat = linre.compile(
@@ -329,9 +332,18 @@ class View:
             noun = getattr(k, "noun", "")
             if len(noun) < 4:
                 continue
-            pat = r"(?<![\w-])" + re.escape(noun) + r"(?![\w-])(?!: )(?! / )"
-            for m in re.finditer(pat, self.query, flags=re.I):
-                hits.append((m.start(), m.end(), name))
+            if noun.lower() not in self.query.lower():
+                continue
+            # a whole noun, not followed by ": " or " / " (then it labels a stated value)
+            pat = linre.compile(
+                "(" + linre.escape(noun) + ")",
+                linre.I,
+                not_after=r"\w-",
+                followed_by=r"$|[^\w: -]|:[^ ]|:$| [^/]| $| /[^ ]",
+                overlapping=True,
+            )
+            for m in pat.finditer(self.query):
+                hits.append((m.start(1), m.end(1), name))
         hits.sort(key=lambda h: (h[0], -(h[1] - h[0]), h[2]))
         out: list[str] = []
         end = -1
@@ -464,7 +476,9 @@ class _Writer:
         chosen tool that yields its kind, else from a further listed producer. The first
         complete reading is kept (producers in listing order; a producer whose own inputs
         cannot all be found is passed over); its calls are written producers first."""
-        given = {lit.kind for lit in self.v.literals if lit.kind}
+        # values stated as values ("label: value"), not words of a sentence that happen to
+        # look like one ("in US dollars" is no country)
+        given = {lit.kind for lit in self.v.literals if lit.kind and lit.labels}
         outs = {n: {k for _, k in value_fields(s.returns)} for n, s in self.v.specs.items()}
 
         def producers(kind: str) -> list[str]:  # listing order; array elements count
@@ -559,7 +573,9 @@ class _Writer:
         kind's own noun ("e-mail address: ..."), else the one value of that kind it states,
         else the next unused one."""
         noun = getattr(self.v.kinds.get(kind), "noun", "").lower()
-        lits = [lit for lit in self.v.literals if lit.kind == kind]
+        lits = [lit for lit in self.v.literals if lit.kind == kind and lit.labels] or [
+            lit for lit in self.v.literals if lit.kind == kind
+        ]
         named = [lit for lit in lits if noun and noun in lit.labels]
         for group in (named, lits):
             if len({_text(lit.value) for lit in group}) == 1:

@@ -55,13 +55,14 @@ from replan.core.tools import DOMAINS
 from replan.env.corpus import Corpus, load_corpus
 from replan.env.perturb import Perturber, injector_for
 from replan.env.verifier import verify
+from replan.env.world import stable_seed
 from replan.suites.suite import StatsTable, csv_option, per_cell_subset, suite
 from replan.suites.toolmaze.assembly import Literals, _Builder, _State
 from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
 from replan.suites.toolmaze.frozen import read_frozen_suite
 from replan.suites.toolmaze.generator import BaseTask, Generator
-from replan.suites.toolmaze.index import _CORPORA, corpus_index
 from replan.suites.toolmaze.goal import path_reading, reverse_validate
+from replan.suites.toolmaze.index import _CORPORA, corpus_index
 from replan.suites.toolmaze.levels import (
     GOAL_PER_LEVEL,
     GUIDED,
@@ -71,7 +72,6 @@ from replan.suites.toolmaze.levels import (
     SUITE,
     GenerationError,
 )
-from replan.env.world import stable_seed
 
 # ---------------------------------------------------------------------------------------------
 # the suite
@@ -260,9 +260,7 @@ def _subset_options(
 
 
 def _stats_of(name: str, queries: str, per_level: int) -> Callable[..., dict]:
-    def _stats(
-        *, seed: int = 0, progress: Callable[[str, int, int], None] | None = None
-    ) -> dict:
+    def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
         """The whole suite's figures: read from the frozen file at its seed, otherwise
         generated (a minute or more), reporting each base task to ``progress``."""
         global ON_BASE_TASK
@@ -392,7 +390,9 @@ def load_guided(
 
 # ---------------------------------------------------------------------------------------------
 # distractor tools
-def with_distractors(tasks: Sequence[Task], share: float, corpus: Corpus | None = None) -> list[Task]:
+def with_distractors(
+    tasks: Sequence[Task], share: float, corpus: Corpus | None = None
+) -> list[Task]:
     """``tasks`` with distractor tools added to each goal-level task's tool list, so that they
     make up about ``share`` of it: tools of the task's domains that lie on no valid path and
     after which the reverse validation still holds (every reading of the query is a valid

@@ -672,7 +672,9 @@ class Generator:
         ]
         if self.queries == "goal":
             # a group whose result a user could state (a date, a city) is met from the query
-            made = [g for g in gids if _group_kind(self.ix.groups[g], self.ix) not in self.ix.literal]
+            made = [
+                g for g in gids if _group_kind(self.ix.groups[g], self.ix) not in self.ix.literal
+            ]
             gids = made or gids
         if not gids:
             return None

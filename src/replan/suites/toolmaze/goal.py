@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -102,7 +101,9 @@ def reconstructions(
     ``goals`` (output kinds), over the listed tools ``specs``; ``None`` when there are more than
     ``limit`` branches (too ambiguous to check)."""
     outs = {n: _out_kinds(s) for n, s in specs.items()}
-    producers = {k: [n for n in specs if k in outs[n]] for k in {k for o in outs.values() for k in o}}
+    producers = {
+        k: [n for n in specs if k in outs[n]] for k in {k for o in outs.values() for k in o}
+    }
     found: set[Reconstruction] = set()
     budget = [limit * 16]
 
