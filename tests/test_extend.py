@@ -195,22 +195,27 @@ def test_registry_names_order_and_duplicates() -> None:
 
 def test_listing_order_does_not_depend_on_which_module_was_imported_first() -> None:
     """A test (or a user) importing one suite's module directly registers it early; the listing
-    still reads toolmaze, pararecover, pararecover-synth."""
+    still reads toolmaze, toolmaze-guided, pararecover, pararecover-synth."""
     import subprocess
 
     code = (
         "import replan.suites.pararecover_synth, replan.suites.pararecover\n"
         "from replan.suites import SUITES\n"
-        "print(','.join(SUITES.names()[:3]))"
+        "print(','.join(SUITES.names()[:4]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert out.strip() == "toolmaze,pararecover,pararecover-synth", out
+    assert out.strip() == "toolmaze,toolmaze-guided,pararecover,pararecover-synth", out
 
 
 def test_builtins_are_registered_by_their_own_files() -> None:
-    assert SUITES.names()[:3] == ["toolmaze", "pararecover", "pararecover-synth"]
+    assert SUITES.names()[:4] == [
+        "toolmaze",
+        "toolmaze-guided",
+        "pararecover",
+        "pararecover-synth",
+    ]
     assert {s.load.__module__ for _, s in SUITES.items()} >= {
         "replan.suites.toolmaze",
         "replan.suites.pararecover",

@@ -26,23 +26,32 @@ def _json(result) -> dict:
 
 def test_suites_list_json():
     got = _json(runner.invoke(app, ["suites", "list", "--json"]))
-    assert [s["name"] for s in got["suites"]] == ["toolmaze", "pararecover", "pararecover-synth"]
-    assert got["suites"][1]["requires"] == "path"
+    assert [s["name"] for s in got["suites"]] == [
+        "toolmaze",
+        "toolmaze-guided",
+        "pararecover",
+        "pararecover-synth",
+    ]
+    assert got["suites"][2]["requires"] == "path"
     plain = runner.invoke(app, ["suites", "list"])
     assert plain.exit_code == 0 and "pararecover-synth" in plain.stdout
 
 
-def test_suites_stats_toolmaze_json():
-    got = _json(runner.invoke(app, ["suites", "stats", "toolmaze", "--json"]))
-    assert got["modes"] == {"NP": 400, "P1": 400, "P2": 400, "P3": 400, "P4": 400}
+@pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided"])
+def test_suites_stats_toolmaze_json(name):
+    from replan.suites.toolmaze.levels import GOAL_PER_LEVEL, PER_LEVEL
+
+    n = GOAL_PER_LEVEL if name == "toolmaze" else PER_LEVEL
+    got = _json(runner.invoke(app, ["suites", "stats", name, "--json"]))
+    assert got["modes"] == {m: 4 * n for m in ("NP", "P1", "P2", "P3", "P4")}
     for lv in ("C1", "C2", "C3", "C4"):
         row = got["levels"][lv]
-        assert row["tasks"] == 100 and set(row["domain_involvement"]) >= {"General", "IoT"}
+        assert row["tasks"] == n and set(row["domain_involvement"]) >= {"General", "IoT"}
         assert (
             0 < row["mean_jaccard"] < 1
             and row["min_length"] <= row["avg_length"] <= row["max_length"]
         )
-    assert got["levels"]["C1"]["valid_paths"] == 100
+    assert got["levels"]["C1"]["valid_paths"] == n
 
 
 def test_suites_stats_pararecover_json():
@@ -187,7 +196,7 @@ PROBE = """
 import functools, sys
 from replan.suites import toolmaze
 toolmaze.generate = functools.partial(toolmaze.generate, per_level=3)  # a small suite, fast
-toolmaze.PER_LEVEL = 3
+toolmaze.PER_LEVEL = toolmaze.GOAL_PER_LEVEL = 3
 from replan.cli import main
 # seed 1: not the frozen suite (seed 0 is read from its data file, nothing to wait for)
 sys.argv = ["replan", "suites", "stats", "toolmaze", "--json", "--seed", "1"]

@@ -259,11 +259,16 @@ def _subset_options(
     return opts
 
 
-def _stats_of(name: str, queries: str, per_level: int) -> Callable[..., dict]:
-    def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
+def _stats_of(name: str, queries: str) -> Callable[..., dict]:
+    """The ``stats`` hook of suite ``name`` (query style ``queries``)."""
+
+    def _stats(
+        *, seed: int = 0, progress: Callable[[str, int, int], None] | None = None
+    ) -> dict:
         """The whole suite's figures: read from the frozen file at its seed, otherwise
         generated (a minute or more), reporting each base task to ``progress``."""
         global ON_BASE_TASK
+        per_level = GOAL_PER_LEVEL if queries == "goal" else PER_LEVEL
         total = len(LEVELS) * per_level
         done_before: dict[str, int] = {}
 
@@ -344,7 +349,7 @@ def _load(
     levels=LEVELS,
     stratifier=per_cell_subset,
     subset_options=_subset_options,
-    stats=_stats_of(SUITE, "goal", GOAL_PER_LEVEL),
+    stats=_stats_of(SUITE, "goal"),
     stats_view=_stats_view,
 )
 def load(
@@ -373,7 +378,7 @@ def load(
     levels=LEVELS,
     stratifier=per_cell_subset,
     subset_options=_subset_options,
-    stats=_stats_of(GUIDED, "guided", PER_LEVEL),
+    stats=_stats_of(GUIDED, "guided"),
     stats_view=_stats_view,
 )
 def load_guided(

@@ -8,7 +8,7 @@ GUIDED = "toolmaze-guided"
 LEVELS: tuple[str, ...] = ("C1", "C2", "C3", "C4")
 PER_LEVEL = 100
 #: base tasks per level of the frozen goal-level suite (``toolmaze`` v3)
-GOAL_PER_LEVEL = 3
+GOAL_PER_LEVEL = 50
 #: query styles: ``goal`` states the goals and the given facts (the ``toolmaze`` suite);
 #: ``guided`` lists the steps in tool-description words (``toolmaze-guided``, the old queries)
 QUERIES: tuple[str, ...] = ("goal", "guided")
