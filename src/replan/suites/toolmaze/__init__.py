@@ -247,13 +247,30 @@ def _subset_options(
 ) -> dict[str, Any]:
     """Generate only what a run needs: the generator is prefix-stable (the first k base tasks
     of a level are the same whatever the total), so a subset asks for k per level."""
+    return _subset(PER_LEVEL, levels, modes, limit, per_cell)
+
+
+def _goal_subset_options(
+    levels: Sequence[str], modes: Sequence[str], limit: int | None, per_cell: int
+) -> dict[str, Any]:
+    """As :func:`_subset_options`, within the goal-level suite's base tasks per level."""
+    return _subset(GOAL_PER_LEVEL, levels, modes, limit, per_cell)
+
+
+def _subset(
+    per_level: int,
+    levels: Sequence[str],
+    modes: Sequence[str],
+    limit: int | None,
+    per_cell: int,
+) -> dict[str, Any]:
     opts: dict[str, Any] = {}
     if limit is not None:  # --limit spreads over the cells: ceil(N / cells) per cell
         wanted = -(-limit // ((len(levels) or len(LEVELS)) * (len(modes) or len(MODES))))
     else:
         wanted = per_cell
     if wanted:
-        opts["per_level"] = min(PER_LEVEL, wanted)
+        opts["per_level"] = min(per_level, wanted)
     if levels:
         opts["levels"] = list(levels)
     return opts
@@ -262,9 +279,7 @@ def _subset_options(
 def _stats_of(name: str, queries: str) -> Callable[..., dict]:
     """The ``stats`` hook of suite ``name`` (query style ``queries``)."""
 
-    def _stats(
-        *, seed: int = 0, progress: Callable[[str, int, int], None] | None = None
-    ) -> dict:
+    def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
         """The whole suite's figures: read from the frozen file at its seed, otherwise
         generated (a minute or more), reporting each base task to ``progress``."""
         global ON_BASE_TASK
@@ -348,7 +363,7 @@ def _load(
     default_designs=("react", "plan_conditioned", "dual_loop", "replanner_loop"),
     levels=LEVELS,
     stratifier=per_cell_subset,
-    subset_options=_subset_options,
+    subset_options=_goal_subset_options,
     stats=_stats_of(SUITE, "goal"),
     stats_view=_stats_view,
 )
