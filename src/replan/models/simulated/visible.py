@@ -562,7 +562,8 @@ class _Writer:
             if val is not _NONE:
                 args[p] = val
         nid = self._next_id()
-        refs = sorted({r.node for v in args.values() for r in iter_references(v)}, key=_idkey)
+        ids = [n.id for n in self.nodes]
+        refs = sorted({r.node for v in args.values() for r in iter_references(v, ids)}, key=_idkey)
         self.nodes.append(
             PlanNode(id=nid, tool=tool, args=args, desc=step_phrase(spec), deps=refs or [ROOT])
         )
