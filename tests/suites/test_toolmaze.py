@@ -296,7 +296,7 @@ def test_random_plan_verifies_and_executes_clean(corpus):
 
 def test_load_suite_and_list(subset):
     names = [s["name"] for s in list_suites()]
-    assert names == ["toolmaze", "pararecover", "pararecover-synth"]
+    assert names == ["toolmaze", "toolmaze-guided", "pararecover", "pararecover-synth"]
     got = load_suite("toolmaze", levels="C2", modes=["P3"], limit=2)
     assert [t.task_id for t in got] == ["toolmaze-C2-000-P3", "toolmaze-C2-001-P3"]
     with pytest.raises(ValueError, match="unknown suite"):
