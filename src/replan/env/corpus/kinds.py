@@ -10,7 +10,6 @@ is ``corpus/kinds.json``; each domain adds its own from its ``tools.json``, regi
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +34,11 @@ class Kind:
     def noun(self) -> str:
         """How a request names a value of this kind: its description without the article
         ("a confirmed hotel reservation" -> "confirmed hotel reservation")."""
-        return re.sub(r"^(an?|the)\s+", "", self.description.strip().rstrip("."))
+        text = self.description.strip().rstrip(".")
+        for article in ("a ", "an ", "the "):
+            if text.startswith(article):
+                return text[len(article) :].lstrip()
+        return text
 
 
 KINDS: dict[str, Kind] = {}
