@@ -143,25 +143,32 @@ async def play(
 ) -> list[Episode]:
     """Play ``jobs``, ``concurrency`` at a time, as every backend does in its process: executor
     threads for each episode in flight, the run's ``limiter`` on every model call, one client
-    per shared model kind; ``done(index, job, episode)`` as each ends. Episodes in job order.
+    per shared model kind; ``done(index, job, episode)`` as each ends. Returns the episodes in
+    job order when no ``done`` is given; with one, nothing (each episode is handed over and
+    let go, so a long run's memory stays flat in its number of episodes).
 
-    The context variables are reset after, so a later run in the same context (a notebook, a
-    long-lived worker) starts with its own limiter and clients.
+    ``concurrency`` workers take the jobs in turn (not one pending task per job: 8,000 jobs
+    would hold 8,000 coroutines from the start). The context variables are reset after, so a
+    later run in the same context (a notebook, a long-lived worker) starts with its own
+    limiter and clients.
     """
     n = max(1, concurrency)
     size_executor(n + SPARE_THREADS)
     tokens = LIMITER.set(limiter), SHARED_MODELS.set({})
     try:
-        sem = asyncio.Semaphore(n)
+        kept: list[Episode | None] = [None] * len(jobs) if done is None else []
+        todo = iter(enumerate(jobs))  # shared: each worker takes the next job
 
-        async def one(index: int, job: Job) -> Episode:
-            async with sem:
+        async def worker() -> None:
+            for index, job in todo:
                 ep = await run_job(job, cfg, agent)
-            if done is not None:
-                done(index, job, ep)
-            return ep
+                if done is not None:
+                    done(index, job, ep)
+                else:
+                    kept[index] = ep
 
-        return list(await asyncio.gather(*(one(i, j) for i, j in enumerate(jobs))))
+        await asyncio.gather(*(worker() for _ in range(min(n, len(jobs)))))
+        return [ep for ep in kept if ep is not None]
     finally:
         LIMITER.reset(tokens[0])
         SHARED_MODELS.reset(tokens[1])

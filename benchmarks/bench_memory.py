@@ -1,0 +1,86 @@
+"""Peak RSS of one run process against its number of episodes: this code and an older commit.
+
+Each run is its own process (``arun`` on the local backend, the simulated model, the suite's
+four designs, ``--limit`` tasks each), its peak RSS read from ``wait4``; two episode counts per
+code, so the growth per episode (the slope between them) is measured, not the start-up.
+
+    .venv/bin/python benchmarks/bench_memory.py [--tasks 25,125] [--baseline-ref 8eff5a2]
+
+Measured 2026-12-03 at 13:45 on 2 shared cores, see docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BASELINE_REF = "8eff5a2"
+
+RUN = """
+import asyncio, sys
+from replan.runner.experiment import RunConfig, arun
+cfg = RunConfig(limit=int(sys.argv[1]))
+out = asyncio.run(arun(cfg, sys.argv[2]))
+print(out.ran)
+"""
+
+
+def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float]:
+    """``(episodes, peak RSS MB, CPU s)`` of one run process with ``src`` first on the path."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RUN, str(tasks), str(out)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(proc.pid, 0)
+    text = proc.stdout.read().decode() if proc.stdout else ""
+    if os.waitstatus_to_exitcode(status):
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"run of {tasks} tasks failed:\n{err[-2000:]}")
+    return int(text.split()[-1]), usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", default="25,125", help="two task counts (× 4 designs)")
+    ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git commit of the old code")
+    args = ap.parse_args()
+    small, large = (int(x) for x in args.tasks.split(","))
+    with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
+        work = Path(tmp)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", args.baseline_ref, "src"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        (work / "old").mkdir()
+        subprocess.run(["tar", "-x", "-C", str(work / "old")], input=archive, check=True)
+        codes = [(f"old ({args.baseline_ref})", work / "old" / "src"), ("this code", ROOT / "src")]
+        print(f"{'code':16} {'episodes':>8} {'peak RSS MB':>12} {'CPU s':>7}   slope")
+        for label, src in codes:
+            rows = []
+            for tasks in (small, large):
+                t0 = time.perf_counter()
+                n, rss, cpu = measure(src, tasks, work / f"{label[:3]}-{tasks}")
+                rows.append((n, rss))
+                print(
+                    f"{label:16} {n:8d} {rss:12.1f} {cpu:7.1f}   ({time.perf_counter() - t0:.0f} s)",
+                    flush=True,
+                )
+            (n1, r1), (n2, r2) = rows
+            print(
+                f"{label:16} growth {1024 * (r2 - r1) / (n2 - n1):.1f} kB per episode", flush=True
+            )
+
+
+if __name__ == "__main__":
+    main()
