@@ -27,12 +27,15 @@ import asyncio, sys
 from replan.runner.experiment import RunConfig, arun
 cfg = RunConfig(limit=int(sys.argv[1]))
 out = asyncio.run(arun(cfg, sys.argv[2]))
-print(out.ran)
+rss = [ln for ln in open("/proc/self/status") if ln.startswith("VmRSS")][0].split()[1]
+print(out.ran, int(rss) / 1024)
 """
 
 
-def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float]:
-    """``(episodes, peak RSS MB, CPU s)`` of one run process with ``src`` first on the path."""
+def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float, float]:
+    """``(episodes, peak RSS MB, RSS MB at the end of the run, CPU s)`` of one run process with
+    ``src`` first on the path (the peak is often the suite's generation, before any episode;
+    the RSS at the end is what the run's episodes left held)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
         [sys.executable, "-c", RUN, str(tasks), str(out)],
@@ -46,12 +49,13 @@ def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float]:
     if os.waitstatus_to_exitcode(status):
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"run of {tasks} tasks failed:\n{err[-2000:]}")
-    return int(text.split()[-1]), usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+    ran, end = text.split()[-2:]
+    return int(ran), usage.ru_maxrss / 1024, float(end), usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--tasks", default="25,125", help="two task counts (× 4 designs)")
+    ap.add_argument("--tasks", default="25,250", help="two task counts (× 4 designs)")
     ap.add_argument("--baseline-ref", default=BASELINE_REF, help="git commit of the old code")
     args = ap.parse_args()
     small, large = (int(x) for x in args.tasks.split(","))
@@ -65,7 +69,7 @@ def main() -> None:
         (work / "old").mkdir()
         subprocess.run(["tar", "-x", "-C", str(work / "old")], input=archive, check=True)
         codes = [(f"old ({args.baseline_ref})", work / "old" / "src"), ("this code", ROOT / "src")]
-        print(f"{'code':16} {'episodes':>8} {'peak RSS MB':>12} {'CPU s':>7}   slope")
+        print(f"{'code':16} {'episodes':>8} {'peak RSS MB':>12} {'end RSS MB':>11} {'CPU s':>7}")
         for label, src in codes:
             rows = []
             for tasks in (small, large):
