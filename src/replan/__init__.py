@@ -11,12 +11,18 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from replan.core import Call, Episode, ParseFailure, Plan, PlanNode, Step, ToolSpec, Verdict
-from replan.core.task import Task
-
 __version__ = "0.1.0"
 
 _LAZY = {
+    "Call": ("replan.core.trace", "Call"),
+    "Episode": ("replan.core.trace", "Episode"),
+    "ParseFailure": ("replan.core.plan", "ParseFailure"),
+    "Plan": ("replan.core.plan", "Plan"),
+    "PlanNode": ("replan.core.plan", "PlanNode"),
+    "Step": ("replan.core.trace", "Step"),
+    "Task": ("replan.core.task", "Task"),
+    "ToolSpec": ("replan.core.tools", "ToolSpec"),
+    "Verdict": ("replan.core.trace", "Verdict"),
     "World": ("replan.env.world", "World"),
     "run": ("replan.api", "run"),
     "evaluate_agent": ("replan.api", "evaluate_agent"),
@@ -34,23 +40,13 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """The rest loads on first use: ``import replan`` loads the data model (pydantic) and not
-    LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py`` checks it)."""
+    """Everything loads on first use: ``import replan`` (and so ``replan --help``) loads none
+    of the data model, LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py``
+    checks it)."""
     if name in _LAZY:
         mod, attr = _LAZY[name]
         return getattr(importlib.import_module(mod), attr)
     raise AttributeError(f"module 'replan' has no attribute {name!r}")
 
 
-__all__ = [
-    "Call",
-    "Episode",
-    "ParseFailure",
-    "Plan",
-    "PlanNode",
-    "Step",
-    "Task",
-    "ToolSpec",
-    "Verdict",
-    *_LAZY,
-]
+__all__ = [*_LAZY]

@@ -129,7 +129,6 @@ def run(
     """
     from replan.runner.backends import make_backend
     from replan.runner.experiment import arun
-    from replan.runner.preflight import check_options
 
     if isinstance(backend, str):  # the backend's name is an option like any other
         options["backend"], backend = backend, None
@@ -142,9 +141,7 @@ def run(
                 given[label], m = m, label
             specs.append(m)
         options["models"] = specs
-    opts = check_options(
-        RunOptions(suite=suite, **options), tasks=tasks, live_agent=make_agent, given=given
-    )
+    opts = RunOptions(suite=suite, **options)
     coro = arun(
         opts,
         tasks=tasks,
@@ -153,6 +150,8 @@ def run(
         agent=make_agent,
         warn=warn,
         models=given,
+        # checked before anything is written, and only when there is something to run
+        check=functools.partial(_check, opts, tasks=tasks, live_agent=make_agent, given=given),
     )
     if interruptible:
         from replan.runner.safety import run_interruptibly
@@ -161,6 +160,13 @@ def run(
     else:
         outcome = run_sync(coro)
     return Results(opts.out, outcome.experiment_id, outcome, opts)
+
+
+def _check(options: RunOptions, **kw: Any) -> None:
+    """The run's checks (:func:`replan.runner.preflight.check_options`), loaded when needed."""
+    from replan.runner.preflight import check_options
+
+    check_options(options, **kw)
 
 
 def evaluate_agent(

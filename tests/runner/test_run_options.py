@@ -58,7 +58,9 @@ def captured(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[RunOptions
     monkeypatch.chdir(tmp_path)
     seen: list[RunOptions] = []
 
-    async def fake_arun(cfg: RunOptions, out_dir: Any = None, **_: Any) -> Any:
+    async def fake_arun(cfg: RunOptions, out_dir: Any = None, check: Any = None, **_: Any) -> Any:
+        if check is not None:  # as on a new store: checked before anything runs
+            check()
         seen.append(cfg)
         return experiment.RunOutcome("x", Path(cfg.out), 0, 0, 0, 0, 0.0)
 

@@ -14,8 +14,6 @@ import hashlib
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +54,9 @@ def _sha256(path: Path) -> str:
 def download(url: str, dest: Path, *, timeout: float = 60.0, retries: int = 3) -> dict[str, Any]:
     """Fetch ``url`` into ``dest`` through ``dest.part``, resuming a partial file with a Range
     request (a server that ignores the range sends the whole file, which then replaces it)."""
+    import urllib.error
+    import urllib.request
+
     part = dest.with_name(dest.name + ".part")
     resumed_from = 0
     last_error: Exception | None = None

@@ -19,8 +19,6 @@ from rich.text import Text
 
 from replan.cli.terminal import labelled, plain_console
 from replan.runner.options import RunOptions, parse_pairs
-from replan.runner.safety import exit_hard_if_threads_hang
-from replan.runner.store import StoreError
 
 
 def _csv(values: list[str] | None) -> list[str]:
@@ -114,6 +112,7 @@ def run_command(
 ) -> None:
     """Run designs on a suite, score every episode, store it, and print the comparison."""
     from replan.runner.preflight import PreflightError, check_profile
+    from replan.runner.safety import exit_hard_if_threads_hang
 
     err = plain_console(stderr=True)
     try:
@@ -183,6 +182,7 @@ def run_command(
 
 def interrupted(err: Console, out: Path) -> NoReturn:
     """Ctrl-C: say what is kept and how to go on, exit 130 at once (abandoned threads or not)."""
+    from replan.runner.safety import exit_hard_if_threads_hang
     from replan.runner.store import ResultsStore
 
     try:
@@ -248,6 +248,7 @@ def execute(options: dict[str, Any], *, progress_console: Console | None = None)
 
     from replan.api import run
     from replan.runner.preflight import PreflightError
+    from replan.runner.store import StoreError
 
     console = progress_console or plain_console(stderr=True)
     out = Path(options.get("out") or RunOptions.model_fields["out"].default)
@@ -382,14 +383,16 @@ def finish(
     """Summarise this run's episodes, write the report, print the table (or return the JSON
     summary). When the run ran nothing and the store is as the last report saw it, the report
     and the summary are reused (a rerun with nothing to do takes about a second)."""
-    from replan.report import REPORT_FILE, write_report
+    from replan.report import REPORT_FILE
 
     keys = outcome.keys or None
     read: dict[str, Any] = {}
-    summary, fresh = cached_summary(out, keys, lambda: summary_and_data(out, keys, read))
+    summary, table, fresh = cached_summary(out, keys, lambda: summary_and_data(out, keys, read))
     report_path: Path | None = out / REPORT_FILE
     if fresh or not report_path.is_file():  # type: ignore[union-attr]
         try:
+            from replan.report import write_report
+
             report_path = write_report(out, data=read.get("data"))
         except Exception as exc:  # the results are stored; a report failure must not hide them
             report_path = None
@@ -431,7 +434,7 @@ def finish(
             "failures": [{"reason": r, "episodes": n} for r, n in reasons],
         }
     header = run_header(cfg, outcome)
-    print_summary(summary, header, plain_console(file=sys.stdout))
+    print_table(table, header, plain_console(file=sys.stdout))
     if cfg is not None:  # what a simulated table can show, and any design-sensitive knob set
         from replan.models.simulated.profiles import model_notes
 
@@ -446,7 +449,7 @@ def finish(
 def failure_reasons(out: Path, outcome: Any) -> list[tuple[str, int]]:
     """``(reason, episodes)`` of the run's infrastructure failures, most frequent first
     (:meth:`~replan.runner.store.ResultsStore.failure_reasons`); none when nothing failed."""
-    from replan.runner.store import ResultsStore
+    from replan.runner.store import ResultsStore, StoreError
 
     if not outcome.failures:
         return []
@@ -500,13 +503,13 @@ def cached_summary(
     out: Path,
     keys: list[str] | None,
     compute: Callable[[], dict[str, Any]] | None = None,
-) -> tuple[dict[str, Any], bool]:
-    """``(summary, recomputed)``: the summary of ``keys``' episodes, read from the cache when
-    neither the store nor the selection changed since it was written (else ``compute()``, by
-    default :func:`~replan.report.summary.summarize`)."""
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """``(summary, table, recomputed)``: the summary of ``keys``' episodes and its table
+    (:func:`summary_table`), read from the cache when neither the store, the selection nor the
+    code changed since it was written (else ``compute()``, by default
+    :func:`~replan.report.summary.summarize`): a rerun with nothing to do loads no scoring code."""
     import hashlib
 
-    from replan.report.summary import summarize
     from replan.runner.store import ResultsStore
 
     with ResultsStore(out) as store:
@@ -518,14 +521,23 @@ def cached_summary(
     try:
         saved = json.loads(cache.read_text(encoding="utf-8"))
         if saved.get("ident") == ident:
-            return saved["summary"], False
-    except (OSError, ValueError, KeyError, AttributeError):
+            return saved["summary"], saved["table"], False
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
         pass
-    summary = compute() if compute is not None else summarize(out, keys)
+    if compute is None:
+        from replan.report.summary import summarize
+
+        summary = summarize(out, keys)
+    else:
+        summary = compute()
+    summary = json.loads(json.dumps(summary, default=str))
+    table = summary_table(summary)
     tmp = cache.with_name(cache.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"ident": ident, "summary": summary}, default=str), encoding="utf-8")
+    tmp.write_text(
+        json.dumps({"ident": ident, "summary": summary, "table": table}), encoding="utf-8"
+    )
     tmp.replace(cache)
-    return json.loads(json.dumps(summary, default=str)), True
+    return summary, table, True
 
 
 def scoring_code_stamp() -> list[Any]:
@@ -556,9 +568,10 @@ def run_header(cfg: RunOptions | None, outcome: Any) -> str:
     return " · ".join(parts)
 
 
-def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
-    """The designs-compared table, split into as many tables as the terminal width needs, each
-    column marked with the way that is better, and a legend."""
+def summary_table(summary: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The designs-compared table of a summary as plain data (columns from the metric registry,
+    each with the way that is better, the formatted cells, the notes): what
+    :func:`print_table` prints, cached with the summary."""
     from replan.report.summary import column_notes, fmt_estimate, table_columns
 
     metric_columns = table_columns(summary)  # from the metric registry
@@ -568,15 +581,30 @@ def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console)
         | {"failed": str(row.get("failures", 0))}
         for label, row in summary.items()
     }
-    columns.append("failed")
-    arrow = {c.label: " ↓" if c.lower_is_better else " ↑" for c in metric_columns}
-    arrow["failed"] = ""
+    arrows = {c.label: " ↓" if c.lower_is_better else " ↑" for c in metric_columns}
+    return {
+        "columns": [*columns, "failed"],
+        "arrows": {**arrows, "failed": ""},
+        "cells": cells,
+        "notes": list(column_notes(summary)),
+    }
+
+
+def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console) -> None:
+    """The designs-compared table of ``summary`` (see :func:`print_table`)."""
+    print_table(summary_table(summary), header, out)
+
+
+def print_table(table: dict[str, Any], header: str, out: Console) -> None:
+    """The designs-compared table, split into as many tables as the terminal width needs, each
+    column marked with the way that is better, and a legend."""
+    columns, arrow, cells = table["columns"], table["arrows"], table["cells"]
 
     def width(c: str) -> int:
         lines = [ln for r in cells.values() for ln in r[c].splitlines()] + [c + arrow[c]]
         return max(len(x) for x in lines) + 3  # padding and border
 
-    label_w = max([len(x) for x in summary] + [6]) + 4
+    label_w = max([len(x) for x in cells] + [6]) + 4
     groups: list[list[str]] = [[]]
     used = label_w
     for c in columns:
@@ -591,13 +619,13 @@ def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console)
         title = "designs compared (95% intervals)"
         if len(groups) > 1:
             title += f" — part {i + 1} of {len(groups)}"
-        table = Table(title=title, show_lines=True)
-        table.add_column("design", no_wrap=True)
+        rich_table = Table(title=title, show_lines=True)
+        rich_table.add_column("design", no_wrap=True)
         for c in group:
-            table.add_column(c + arrow[c], justify="right", no_wrap=True)
+            rich_table.add_column(c + arrow[c], justify="right", no_wrap=True)
         for label, row in cells.items():
-            table.add_row(label, *(row[c] for c in group))
-        out.print(table)
+            rich_table.add_row(label, *(row[c] for c in group))
+        out.print(rich_table)
     higher = [c for c in columns if arrow[c] == " ↑"]
     lower = [c for c in columns if arrow[c] == " ↓"]
     out.print(
@@ -608,7 +636,7 @@ def print_summary(summary: dict[str, dict[str, Any]], header: str, out: Console)
         highlight=False,
         markup=False,
     )
-    for note in column_notes(summary):
+    for note in table["notes"]:
         out.print(note, highlight=False, markup=False)
 
 
@@ -628,7 +656,7 @@ def clear_command(
     """Delete every stored episode, experiment and score in DIR (asks first).
 
     `replan run --fresh` reruns only the selected episodes; this empties the whole store."""
-    from replan.runner.store import ResultsStore, writer_lock
+    from replan.runner.store import ResultsStore, StoreError, writer_lock
 
     err = plain_console(stderr=True)
     if not (out_dir / ResultsStore.FILENAME).is_file():

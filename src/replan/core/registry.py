@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import importlib.util
 import os
 import pkgutil
 import sys
@@ -90,6 +91,32 @@ def module_origin(module: str) -> dict[str, str | None]:
             except importlib.metadata.PackageNotFoundError:
                 version = None
     return {"module": module or None, "package": package, "version": version}
+
+
+def plugin_stamp() -> list[list[str | None]]:
+    """What the plugins in reach are, without importing them: every ``replan`` entry point with
+    its distribution's version, and every ``$REPLAN_PLUGINS`` module with its file's size and
+    modification time (a cache keyed by this goes stale when a plugin changes)."""
+    out: list[list[str | None]] = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(ep, "dist", None)
+        out.append([ep.name, ep.value, getattr(dist, "version", None)])
+    for name in os.environ.get(PLUGINS_ENV, "").split(","):
+        if not name.strip():
+            continue
+        try:
+            spec = importlib.util.find_spec(name.strip())
+        except (ImportError, ValueError):
+            spec = None
+        origin = getattr(spec, "origin", None)
+        where = Path(origin) if origin else None
+        state = (
+            f"{where.stat().st_size}:{where.stat().st_mtime_ns}"
+            if where and where.is_file()
+            else None
+        )
+        out.append([name.strip(), origin, state])
+    return out
 
 
 class Registry(Generic[T]):
@@ -199,4 +226,5 @@ __all__ = [
     "Registry",
     "load_plugins",
     "module_origin",
+    "plugin_stamp",
 ]

@@ -26,16 +26,36 @@ exponential backoff with jitter); a model that keeps failing ends its episode wi
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.language_models import BaseChatModel
-
-from replan.core.task import Task
-from replan.models.local import LocalChatModel, LocalModelUnavailable, smollm2_path
-from replan.models.providers import provider_model
 from replan.models.registry import MODEL_KINDS, ModelKind, kind_of, model_kind
-from replan.models.simulated import SimulatedChatModel
-from replan.models.simulated.profiles import PROFILES, CompetenceProfile, FaultPolicy, load_profile
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from replan.core.task import Task
+
+#: loaded on first use, so that the profiles (``replan run``'s notes) load without LangChain
+_LAZY = {
+    "LocalChatModel": ("replan.models.local", "LocalChatModel"),
+    "LocalModelUnavailable": ("replan.models.local", "LocalModelUnavailable"),
+    "smollm2_path": ("replan.models.local", "smollm2_path"),
+    "provider_model": ("replan.models.providers", "provider_model"),
+    "SimulatedChatModel": ("replan.models.simulated", "SimulatedChatModel"),
+    "PROFILES": ("replan.models.simulated.profiles", "PROFILES"),
+    "CompetenceProfile": ("replan.models.simulated.profiles", "CompetenceProfile"),
+    "FaultPolicy": ("replan.models.simulated.profiles", "FaultPolicy"),
+    "load_profile": ("replan.models.simulated.profiles", "load_profile"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'replan.models' has no attribute {name!r}")
+
 
 SPEC_HELP = (
     "use 'simulated:<profile>' (novice, competent, expert, or a YAML file), 'local:smollm2', "
@@ -59,6 +79,8 @@ def make_model(
     (it is built per episode); ``seed`` also seeds the local model. Other keyword arguments
     go to the model class (``temperature``, ``api_key``, ``timeout``, ...).
     """
+    from langchain_core.language_models import BaseChatModel
+
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():

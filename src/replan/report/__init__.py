@@ -11,121 +11,60 @@ of inline script). The plots are also written beside it as
 
 from __future__ import annotations
 
-import hashlib
-import json
+import importlib
 from pathlib import Path
 from typing import Any
 
-from replan.core import linre
-from replan.evaluators.stats import N_BOOT
-from replan.report.data import ALPHA, ReportData, collect, compare_dirs, open_store
-from replan.report.figures import PLOTS, make_plots, plot_file, png_digest
-from replan.report.html import MAX_EPISODES, find_chromium, render, screenshot
-from replan.runner.export import write_atomic
-
 REPORT_FILE = "report.html"
-#: plots earlier versions drew beside the report (the C × P heatmaps are HTML tables now)
-OLD_PLOTS = ("tsr", "prr", "rc")
-#: the page's ``<meta>`` that records the store state and options it was written from
-STATE_META = "replan-report-state"
+
+#: loaded on first use: ``replan run`` reuses a summary and a report without loading the
+#: scoring or plotting code
+_LAZY = {
+    "ALPHA": ("replan.report.data", "ALPHA"),
+    "ReportData": ("replan.report.data", "ReportData"),
+    "collect": ("replan.report.data", "collect"),
+    "compare_dirs": ("replan.report.data", "compare_dirs"),
+    "open_store": ("replan.report.data", "open_store"),
+    "PLOTS": ("replan.report.figures", "PLOTS"),
+    "plot_file": ("replan.report.figures", "plot_file"),
+    "MAX_EPISODES": ("replan.report.html", "MAX_EPISODES"),
+    "find_chromium": ("replan.report.html", "find_chromium"),
+    "render": ("replan.report.html", "render"),
+    "screenshot": ("replan.report.html", "screenshot"),
+    "OLD_PLOTS": ("replan.report.write", "OLD_PLOTS"),
+    "STATE_META": ("replan.report.write", "STATE_META"),
+    "make_plots": ("replan.report.figures", "make_plots"),
+    "report_state": ("replan.report.write", "report_state"),
+    "write_report": ("replan.report.write", "write_report"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'replan.report' has no attribute {name!r}")
 
 
 def code_stamp() -> list[Any]:
-    """The scoring code's stamp (:func:`replan.evaluators.scoring_stamp`) and the size and mtime
-    of every report module, so that nothing cached from a report (a summary, a page) is shown
-    after that code changed (an upgrade, an edit)."""
-    from replan.evaluators import scoring_stamp
+    """The size and mtime of every file of the code a summary or a report is computed by
+    (``core``, ``env``, ``evaluators``, ``report``) and the plugins in reach
+    (:func:`~replan.core.registry.plugin_stamp`), so that nothing cached from a report (a
+    summary, a page) is shown after that code changed (an upgrade, an edit, another plugin);
+    read without loading that code."""
+    from replan.core.registry import plugin_stamp
 
-    root = Path(__file__).parent
-    files = sorted(root.rglob("*.py"))
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(
+        f
+        for part in ("core", "env", "evaluators", "report")
+        for f in (root / part).rglob("*")
+        if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc"
+    )
     return [
-        scoring_stamp(),
-        *([f"report/{f.relative_to(root)}", f.stat().st_size, f.stat().st_mtime_ns] for f in files),
+        plugin_stamp(),
+        *([str(f.relative_to(root)), f.stat().st_size, f.stat().st_mtime_ns] for f in files),
     ]
 
 
-def report_state(out_dir: str | Path, **options: Any) -> str:
-    """Digest of what a report of ``out_dir`` shows: the store's contents
-    (:meth:`~replan.runner.store.ResultsStore.fingerprint`), the code that computes and draws
-    it, and the report's ``options``."""
-    with open_store(out_dir) as store:
-        state = store.fingerprint()
-    text = json.dumps([state, code_stamp(), sorted(options.items())], default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _up_to_date(target: Path, state: str) -> bool:
-    """Whether ``target`` is a report written from ``state`` whose plot files beside it are all
-    there and whole."""
-    try:
-        with target.open("rb") as fh:
-            head = fh.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return False
-    m = linre.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
-    if m is None or m.group(1) != state:
-        return False
-    for name in filter(None, m.group(2).split(",")):
-        try:
-            if png_digest((target.parent / plot_file(name)).read_bytes()) is None:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def write_report(
-    out_dir: str | Path,
-    *,
-    path: str | Path | None = None,
-    seed: int = 0,
-    n_boot: int = N_BOOT,
-    alpha: float = ALPHA,
-    max_episodes: int = MAX_EPISODES,
-    data: ReportData | None = None,
-) -> Path:
-    """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its PNG plots beside
-    it (each drawn only when what it shows changed: :mod:`replan.report.figures`), every file
-    replaced atomically; returns the HTML path. When the page there was written from the same
-    store contents, code and options (:func:`report_state`) and its plots are whole, nothing is
-    read or written again. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
-    ``data``: the store's :func:`collect` already computed (with these ``seed``, ``n_boot`` and
-    ``alpha``), so as not to read the store again."""
-    target = Path(path) if path is not None else Path(out_dir) / REPORT_FILE
-    options = {"seed": seed, "n_boot": n_boot, "alpha": alpha, "max_episodes": max_episodes}
-    state = report_state(out_dir, **options)
-    if data is None:
-        if _up_to_date(target, state):  # nothing changed since this page was written
-            return target
-        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
-        state = report_state(out_dir, **options)  # reading may have stored missing scores
-    target.parent.mkdir(parents=True, exist_ok=True)
-    plots = make_plots(data, beside=target.parent)
-    for name, png in plots.items():
-        file = target.parent / plot_file(name)
-        if not png:  # nothing to draw now: an earlier report's plot would contradict this one
-            file.unlink(missing_ok=True)
-        elif not (file.is_file() and file.read_bytes() == png):  # drawn again
-            write_atomic(file, [png])
-    for name in OLD_PLOTS:
-        (target.parent / plot_file(name)).unlink(missing_ok=True)
-    drawn = ",".join(n for n in PLOTS if plots.get(n))
-    meta = f'<meta name="{STATE_META}" content="{state};{drawn}">'
-    page = render(data, plots, max_episodes=max_episodes, head=meta)
-    write_atomic(target, [page.encode("utf-8")])
-    return target
-
-
-__all__ = [
-    "REPORT_FILE",
-    "ReportData",
-    "code_stamp",
-    "collect",
-    "compare_dirs",
-    "find_chromium",
-    "make_plots",
-    "render",
-    "report_state",
-    "screenshot",
-    "write_report",
-]
+__all__ = ["REPORT_FILE", "code_stamp", *_LAZY]

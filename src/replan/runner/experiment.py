@@ -28,13 +28,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from replan.core.redact import redact
 from replan.core.task import MODES, Task
 from replan.core.trace import FAILURE_END_REASONS, EndReason, Episode
-from replan.evaluators import score_one, scoring_stamp
-from replan.runner.limits import LIMITER, LocalLimiter, limit_model
 from replan.runner.options import DEFAULT_SUITE, RunOptions, default_designs
 from replan.runner.store import (
     SUITE_RECORD,
@@ -43,6 +41,9 @@ from replan.runner.store import (
     WriterLock,
     episode_key,
 )
+
+if TYPE_CHECKING:
+    from replan.runner.limits import LocalLimiter
 
 #: the run's models that serve every episode (kinds marked ``shared``), by spec; set per run
 SHARED_MODELS: ContextVar[dict[str, Any] | None] = ContextVar("replan_models", default=None)
@@ -154,6 +155,8 @@ async def play(
     """
     n = max(1, concurrency)
     size_executor(n + SPARE_THREADS)
+    from replan.runner.limits import LIMITER
+
     tokens = LIMITER.set(limiter), SHARED_MODELS.set({})
     try:
         kept: list[Episode | None] = [None] * len(jobs) if done is None else []
@@ -181,13 +184,17 @@ class LocalBackend:
 
     def __init__(self, concurrency: int | None = None, limiter: LocalLimiter | None = None):
         self.concurrency = concurrency  # None: the run's ``concurrency``
-        self.limiter = limiter or LocalLimiter()
+        self.limiter = limiter  # made when the run starts (none needed for nothing to run)
 
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
     ) -> None:
+        from replan.runner.limits import LocalLimiter
+
         if cfg.limits().any:
             self.limiter = LocalLimiter(default=cfg.limits())
+        elif self.limiter is None:
+            self.limiter = LocalLimiter()
         await play(
             jobs,
             cfg,
@@ -410,6 +417,8 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
         model = episode_model(spec, job, cfg)
     except Exception as exc:  # a model that cannot even be built fails this episode only
         return failed_episode(job, EndReason.MODEL_ERROR, redact(f"{type(exc).__name__}: {exc}"))
+    from replan.runner.limits import LIMITER, limit_model
+
     limiter = LIMITER.get()
     # a model object of the user's own is counted only where limits were asked for: the
     # counting callbacks would otherwise stay on the user's object after the run
@@ -553,6 +562,8 @@ def score_rows(
     Ctrl-C stay live.
     """
     if not timeout_s:
+        from replan.evaluators import score_one
+
         scored = score_one(episode, task)
         return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
     box: dict[str, Any] = {}
@@ -649,6 +660,7 @@ async def arun(
     agent: Callable[..., Any] | None = None,
     warn: Callable[[str], None] | None = None,
     models: Mapping[str, Any] | None = None,
+    check: Callable[[], Any] | None = None,
 ) -> RunOutcome:
     """Run (or resume) an experiment into ``out_dir`` (default ``cfg.out``); returns counts.
 
@@ -664,7 +676,9 @@ async def arun(
     ``progress(done, total, failures, call_stats)`` is called at the start and as each episode
     ends; ``call_stats()`` sums the backend's model-call counts over every endpoint
     (:func:`call_stats`). ``models`` maps labels in ``cfg.models`` to chat model objects used
-    as they are (:data:`GIVEN_MODELS`; in this process only).
+    as they are (:data:`GIVEN_MODELS`; in this process only). ``check()`` (the run's checks,
+    raising on a mistake) is called before anything is written, and only when there is
+    something to do: a rerun with every episode stored checks nothing (it starts at once).
     """
     from replan.suites import load_suite, suite_digest, suite_identity
     from replan.suites.versions import custom_identity
@@ -689,6 +703,9 @@ async def arun(
         from replan.runner import archive as archives
 
         archives.check_archive(archive)  # before the store is touched
+    if check is not None and not (out_dir / ResultsStore.FILENAME).exists():
+        check()  # a new store: nothing is created before the checks pass
+        check = None
     lock = WriterLock(out_dir).acquire()  # one writer per store: a second run stops here
     try:
         store = ResultsStore(out_dir)  # a corrupt store stops here, before anything is written
@@ -702,6 +719,9 @@ async def arun(
         # suite again (seconds for ToolMaze), unless its data file changed since
         chosen = store.selection(exp, source) if tasks is None and not rerun else None
         if chosen is None:
+            if check is not None:  # a new experiment: checked before anything is recorded
+                check()
+                check = None
             if tasks is None:
                 opts = suite_options(cfg)
                 tasks = load_suite(cfg.suite, **opts)
@@ -723,15 +743,20 @@ async def arun(
         jobs = make_jobs(chosen, cfg)
         done = set() if rerun else store.done_keys(with_failed=not retry_failed)
         todo = [j for j in jobs if j.key not in done]
+        if todo and check is not None:  # a resume with something left to run
+            check()
+
+        def stamp() -> str:
+            from replan.evaluators import scoring_stamp
+
+            return scoring_stamp()
 
         def store_episode(job: Job, ep: Episode, scored: Scored | None = None) -> None:
             try:
                 rows, records = scored or score_rows(ep, job.task, cfg.episode_timeout_s)
             except Exception as exc:  # scoring must never lose the episode
                 rows, records = unscored(exc)
-            store.save_episode(
-                exp, ep, rows, level=job.task.level, records=records, stamp=scoring_stamp()
-            )
+            store.save_episode(exp, ep, rows, level=job.task.level, records=records, stamp=stamp())
 
         restored = 0
         if archive is not None:
@@ -755,7 +780,8 @@ async def arun(
 
         token = GIVEN_MODELS.set(dict(models)) if models else None
         try:
-            await backend.run(todo, cfg, agent, on_done)
+            if todo:
+                await backend.run(todo, cfg, agent, on_done)
         finally:
             if token is not None:
                 GIVEN_MODELS.reset(token)

@@ -40,12 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from replan.core.task import Task
-from replan.core.trace import Episode
-from replan.runner.store import ResultsStore, episode_key
-
-if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep LangChain off that path
+if TYPE_CHECKING:  # the CLI imports this module for its defaults: keep start-up light
     from langchain_core.messages import BaseMessage
+
+    from replan.core.task import Task
+    from replan.core.trace import Episode
+    from replan.runner.store import ResultsStore
 
 DEFAULT_MIN_AVG = 10.0
 DEFAULT_MIN_SCORE = 3.0
@@ -235,6 +235,7 @@ def scored_steps(
     docstring); the resolved number is recorded in ``summary.thresholds["min_items"]``."""
     from replan.evaluators import task_of
     from replan.evaluators.sde import ITEMS, SCRIPT_ITEMS, select_replan
+    from replan.runner.store import ResultsStore, episode_key
 
     if min_items is not None and not 1 <= min_items <= len(ITEMS):
         raise ValueError(f"min_items must be in 1..{len(ITEMS)}, got {min_items}")
@@ -494,6 +495,8 @@ def export_episodes(
 ) -> dict[str, Any]:
     """Write every stored episode as Episode JSON lines (the input of ``replan score``) and the
     tasks they ran as Task JSON lines (its ``--tasks``); returns the paths and counts."""
+    from replan.runner.store import ResultsStore
+
     path = Path(out_dir) / ResultsStore.FILENAME
     if not path.is_file():
         raise FileNotFoundError(f"{out_dir}: no {ResultsStore.FILENAME}, not a results directory")

@@ -140,8 +140,9 @@ class RunOptions(BaseModel):
 
     @model_validator(mode="after")
     def _settle(self) -> RunOptions:
-        """0 means no deadline; no designs named means the user agent's name (with an agent
-        factory), else the suite's own choice."""
+        """0 means no deadline; filter tokens are upper-cased; no designs named means the user
+        agent's name (with an agent factory), else the suite's own choice."""
+        self.filter = [t.strip().upper() for t in self.filter if t.strip()]
         if not self.episode_timeout_s:
             self.episode_timeout_s = None
         if not self.model_timeout_s:

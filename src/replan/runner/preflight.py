@@ -193,15 +193,13 @@ def check_options(
     live_agent: Any = None,
     given: Mapping[str, Any] | None = None,
 ) -> RunOptions:
-    """Every check of a run (:func:`replan.run`, ``replan run``); returns the options with the
-    filter normalised. With ``tasks`` given the suite only names them (nothing is loaded); with
+    """Every check of a run (:func:`replan.run`, ``replan run``); returns the options. With
+    ``tasks`` given the suite only names them (nothing is loaded); with
     a ``live_agent`` its factory is not imported; a model in ``given`` (a chat model object, by
     its label) is used as it is, not checked."""
     if tasks is None:
         check_suite(options.suite, options.suite_options)
-        tokens = check_filter(options.suite, options.filter)
-    else:
-        tokens = [t.strip().upper() for t in options.filter]
+        check_filter(options.suite, options.filter)
     if options.agent_factory:
         if live_agent is None:
             load_agent_factory(options.agent_factory)
@@ -230,4 +228,4 @@ def check_options(
             f"{what} given as an object runs in this process only: give a module:function "
             "or a model spec string to use worker processes or Ray"
         )
-    return options.model_copy(update={"filter": tokens})
+    return options

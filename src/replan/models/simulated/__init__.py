@@ -64,8 +64,24 @@ rates and fault handling), ``visible`` (what a request shows: the query, the too
 
 from __future__ import annotations
 
-from replan.models.simulated.common import rewrite_refs
-from replan.models.simulated.model import SimulatedChatModel
-from replan.models.simulated.plan_memory import unresolved_ref
+import importlib
+from typing import Any
+
+from replan.models.simulated import kind  # noqa: F401  (registers ``simulated:``)
+
+#: loaded on first use: the model kind (and the profiles) load without LangChain
+_LAZY = {
+    "SimulatedChatModel": ("replan.models.simulated.model", "SimulatedChatModel"),
+    "rewrite_refs": ("replan.models.simulated.common", "rewrite_refs"),
+    "unresolved_ref": ("replan.models.simulated.plan_memory", "unresolved_ref"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        mod, attr = _LAZY[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'replan.models.simulated' has no attribute {name!r}")
+
 
 __all__ = ["SimulatedChatModel", "rewrite_refs", "unresolved_ref"]

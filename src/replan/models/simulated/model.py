@@ -22,14 +22,13 @@ from replan.core.task import Task
 from replan.core.wire import (
     request_kind,
 )
-from replan.models.registry import model_kind
 from replan.models.simulated.common import (
     _ai,
     _canon_message,
     _content,
     _digest,
 )
-from replan.models.simulated.profiles import CompetenceProfile, check_profile, load_profile
+from replan.models.simulated.profiles import CompetenceProfile, load_profile
 from replan.models.simulated.turn import _Turn
 from replan.models.simulated.visible import (
     View,
@@ -138,25 +137,3 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
                 self._reads.clear()
             self._reads[key] = got
         return got
-
-
-# ---------------------------------------------------------------------------------------------
-# the model kind ``simulated:`` (a profile name, a YAML file, a profile with overrides)
-def _check_simulated(rest: str, *, spec: str, base_url: str | None = None) -> None:
-    check_profile(rest.strip() or "competent")
-
-
-@model_kind("simulated", example="simulated:<profile>", check=_check_simulated)
-def build_simulated(
-    rest: str, *, spec: str, task: Any = None, corpus: Any = None, seed: int = 0, **kw: Any
-) -> Any:
-    """A :class:`SimulatedChatModel` playing ``task`` with the profile
-    ``rest`` (default ``competent``)."""
-    if task is None:
-        raise ValueError(
-            f"model {spec!r}: the simulated model plays one task; pass task=... "
-            "(it is built per episode)"
-        )
-    kw.pop("base_url", None)
-    profile = load_profile(rest.strip() or "competent")
-    return SimulatedChatModel(task=task, corpus=corpus, profile=profile, seed=seed, **kw)

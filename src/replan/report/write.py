@@ -1,0 +1,97 @@
+"""Writing the report of a results directory: its plots (each drawn again only when what it
+shows changed) and its HTML page, skipped when nothing changed (:func:`report_state`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from replan.core import linre
+from replan.evaluators.stats import N_BOOT
+from replan.report import REPORT_FILE, code_stamp
+from replan.report.data import ALPHA, ReportData, collect, open_store
+from replan.report.figures import PLOTS, make_plots, plot_file, png_digest
+from replan.report.html import MAX_EPISODES, render
+from replan.runner.export import write_atomic
+
+#: plots earlier versions drew beside the report (the C × P heatmaps are HTML tables now)
+OLD_PLOTS = ("tsr", "prr", "rc")
+#: the page's ``<meta>`` that records the store state and options it was written from
+STATE_META = "replan-report-state"
+
+
+def report_state(out_dir: str | Path, **options: Any) -> str:
+    """Digest of what a report of ``out_dir`` shows: the store's contents
+    (:meth:`~replan.runner.store.ResultsStore.fingerprint`), the code that computes and draws
+    it, and the report's ``options``."""
+    with open_store(out_dir) as store:
+        state = store.fingerprint()
+    text = json.dumps([state, code_stamp(), sorted(options.items())], default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _up_to_date(target: Path, state: str) -> bool:
+    """Whether ``target`` is a report written from ``state`` whose plot files beside it are all
+    there and whole."""
+    try:
+        with target.open("rb") as fh:
+            head = fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    m = linre.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
+    if m is None or m.group(1) != state:
+        return False
+    for name in filter(None, m.group(2).split(",")):
+        try:
+            if png_digest((target.parent / plot_file(name)).read_bytes()) is None:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def write_report(
+    out_dir: str | Path,
+    *,
+    path: str | Path | None = None,
+    seed: int = 0,
+    n_boot: int = N_BOOT,
+    alpha: float = ALPHA,
+    max_episodes: int = MAX_EPISODES,
+    data: ReportData | None = None,
+) -> Path:
+    """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its PNG plots beside
+    it (each drawn only when what it shows changed: :mod:`replan.report.figures`), every file
+    replaced atomically; returns the HTML path. When the page there was written from the same
+    store contents, code and options (:func:`report_state`) and its plots are whole, nothing is
+    read or written again. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
+    ``data``: the store's :func:`collect` already computed (with these ``seed``, ``n_boot`` and
+    ``alpha``), so as not to read the store again."""
+    target = Path(path) if path is not None else Path(out_dir) / REPORT_FILE
+    options = {"seed": seed, "n_boot": n_boot, "alpha": alpha, "max_episodes": max_episodes}
+    state = report_state(out_dir, **options)
+    if data is None:
+        if _up_to_date(target, state):  # nothing changed since this page was written
+            return target
+        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
+        state = report_state(out_dir, **options)  # reading may have stored missing scores
+    target.parent.mkdir(parents=True, exist_ok=True)
+    plots = make_plots(data, beside=target.parent)
+    for name, png in plots.items():
+        file = target.parent / plot_file(name)
+        if not png:  # nothing to draw now: an earlier report's plot would contradict this one
+            file.unlink(missing_ok=True)
+        elif not (file.is_file() and file.read_bytes() == png):  # drawn again
+            write_atomic(file, [png])
+    for name in OLD_PLOTS:
+        (target.parent / plot_file(name)).unlink(missing_ok=True)
+    drawn = ",".join(n for n in PLOTS if plots.get(n))
+    meta = f'<meta name="{STATE_META}" content="{state};{drawn}">'
+    page = render(data, plots, max_episodes=max_episodes, head=meta)
+    write_atomic(target, [page.encode("utf-8")])
+    return target
+
+
+__all__ = ["OLD_PLOTS", "STATE_META", "report_state", "write_report"]
