@@ -294,7 +294,7 @@ def test_scoring_runs_under_the_episode_deadline(tmp_path, monkeypatch):
         release.wait(120)
         raise RuntimeError("released at the end of the test")
 
-    monkeypatch.setattr(experiment, "score_one", stuck)
+    monkeypatch.setattr("replan.evaluators.score_one", stuck)  # what score_rows calls
     cfg = experiment.RunConfig(agents=["react"], limit=1, concurrency=1, episode_timeout_s=1)
     t0 = time.perf_counter()
     try:
