@@ -179,8 +179,8 @@ def test_a_parameter_named_like_an_annotation_is_offered_to_plans_and_calls_alik
 
 def test_every_gold_plan_of_the_suite_is_a_sentence_of_the_plan_constraints() -> None:
     """The constraints never rule out the right plan: each ToolMaze gold plan's call nodes
-    (references at every depth the suite uses) satisfy :func:`plan_arguments_schema` of their
-    tools as the planning prompt lists them."""
+    (references at every depth the suites use; goal-level and step-list queries) satisfy
+    :func:`plan_arguments_schema` of their tools as the planning prompt lists them."""
     import fastjsonschema
 
     from replan.core.plan import Plan
@@ -189,7 +189,8 @@ def test_every_gold_plan_of_the_suite_is_a_sentence_of_the_plan_constraints() ->
 
     checked: dict[str, object] = {}
     nodes = 0
-    for task in load_suite("toolmaze"):
+    tasks = [*load_suite("toolmaze"), *load_suite("toolmaze-guided")]
+    for task in tasks:
         gold = task.gold_plan if isinstance(task.gold_plan, Plan) else Plan.parse(task.gold_plan)
         assert isinstance(gold, Plan), task.task_id
         world = task_world(task)
