@@ -62,3 +62,17 @@ def test_a_fresh_checkout_prints_the_table_from_the_archive_alone(tmp_path):
     assert bench.run_slice(cfg, tmp_path / "none", archive=tmp_path / "no.jsonl", run=False)[0] == 0
     with ResultsStore(tmp_path / "none") as store:
         assert store.done_keys() == set()
+
+
+def test_the_committed_smollm2_archive_still_fills_the_whole_slice(tmp_path):
+    """The committed SmolLM2 archive matches the slice's tasks (suite, queries, modes): a
+    change of the default suite that made every archived episode 'run again' fails here, not
+    in a user's fresh clone."""
+    bench = _bench()
+    cfg, keys = bench.slice_config("local:smollm2")
+    assert len(keys) == 160
+    assert (
+        bench.run_slice(cfg, tmp_path / "fresh", archive=bench.DEFAULT_ARCHIVE, run=False)[0] == 0
+    )
+    text, _ = bench.stored_table(tmp_path / "fresh", keys, "local:smollm2")
+    assert "40 of the slice's 40 instances have all four designs stored" in text
