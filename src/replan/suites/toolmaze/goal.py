@@ -30,7 +30,7 @@ from typing import Any
 
 from replan.core.plan import RESPONSE, Plan, exact_reference
 from replan.core.tools import ToolSpec
-from replan.suites.toolmaze.index import CorpusIndex, _group_kind
+from replan.suites.toolmaze.index import CorpusIndex, _group_kind, _walk_outputs
 
 #: the source of an input the query states
 QUERY = "query"
@@ -48,30 +48,8 @@ class Reconstruction:
 
 
 def _out_kinds(spec: ToolSpec) -> set[str]:
-    return {k for _, k in _fields(spec.returns)}
-
-
-def _fields(schema: Any, path: tuple[str, ...] = (), depth: int = 0) -> list[tuple[tuple, str]]:
-    """(path, kind) of the output fields a later call can rely on (required ones; array
-    element 0), as the generator and a reader see them."""
-    out: list[tuple[tuple, str]] = []
-    props = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(props, Mapping):
-        return out
-    required = schema.get("required")
-    for name, sub in props.items():
-        if not isinstance(sub, Mapping):
-            continue
-        if isinstance(required, list) and name not in required:
-            continue
-        here = (*path, str(name))
-        if sub.get("x-kind"):
-            out.append((here, str(sub["x-kind"])))
-        if depth < 4 and sub.get("type") == "object":
-            out += _fields(sub, here, depth + 1)
-        elif depth < 4 and sub.get("type") == "array" and isinstance(sub.get("items"), Mapping):
-            out += _fields(sub["items"], (*here, "0"), depth + 1)
-    return out
+    """Kinds of the output fields a later call can rely on (the index's reading of outputs)."""
+    return {o.kind for o in _walk_outputs(spec.returns)}
 
 
 def _needs(spec: ToolSpec) -> list[tuple[str, str]]:
