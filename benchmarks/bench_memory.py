@@ -74,15 +74,15 @@ def main() -> None:
             rows = []
             for tasks in (small, large):
                 t0 = time.perf_counter()
-                n, rss, cpu = measure(src, tasks, work / f"{label[:3]}-{tasks}")
-                rows.append((n, rss))
-                print(
-                    f"{label:16} {n:8d} {rss:12.1f} {cpu:7.1f}   ({time.perf_counter() - t0:.0f} s)",
-                    flush=True,
-                )
-            (n1, r1), (n2, r2) = rows
+                n, peak, end, cpu = measure(src, tasks, work / f"{label[:3]}-{tasks}")
+                rows.append((n, peak, end))
+                wall = time.perf_counter() - t0
+                print(f"{label:16} {n:8d} {peak:12.1f} {end:11.1f} {cpu:7.1f}  ({wall:.0f} s)")
+            (n1, p1, e1), (n2, p2, e2) = rows
             print(
-                f"{label:16} growth {1024 * (r2 - r1) / (n2 - n1):.1f} kB per episode", flush=True
+                f"{label:16} per episode: peak {1024 * (p2 - p1) / (n2 - n1):+.1f} kB, "
+                f"end {1024 * (e2 - e1) / (n2 - n1):+.1f} kB",
+                flush=True,
             )
 
 
