@@ -38,11 +38,10 @@ from replan.evaluators.prefix import (
 from replan.evaluators.sde import SDEJudge
 from replan.evaluators.stats import N_BOOT, Feedback, mcnemar, paired_bootstrap, pass_hat_k
 
-#: the most task worlds the scorer keeps (least recently used dropped). A run meets a task's
-#: designs and seeds together (task-major jobs), so a few tasks per episode in flight suffice;
-#: a world costs about 0.5 ms to build, and a scored world held ~0.3 MB, so the whole suite's
-#: 2,048 (the bound before) made a run's memory grow ~0.1 MB per episode (issue 32 §5)
-WORLD_CACHE_SIZE = 128
+#: the most task worlds the scorer keeps (least recently used dropped): the whole ToolMaze suite
+#: (2,000 tasks, about 60 MB of worlds), so a run that meets a task again only after every
+#: other (a run of several models, or scoring a store afresh) still builds each world once
+WORLD_CACHE_SIZE = 2048
 _WORLDS: OrderedDict[str, tuple[Task, World | None]] = OrderedDict()
 _WORLDS_LOCK = threading.Lock()
 
