@@ -21,8 +21,10 @@ def test_report_cli_writes_the_page(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     obj = json.loads(res.stdout)
     assert obj["report"] == str(out / "report.html")
-    assert len(obj["plots"]) == 5 and obj["screenshot"] is None
-    assert (out / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # two PNG plots (PEC, first errors); the three C x P heatmaps are tables in the page
+    assert len(obj["plots"]) == 2 and obj["screenshot"] is None
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'class="heatmaps"' in page
     res = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
     assert res.exit_code == 1 and "not a replan results directory" in res.stderr
 
