@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from replan.runner.experiment import Backend, LocalBackend, RunConfig
+from replan.runner.preflight import check_workers
 
 
 def make_backend(cfg: RunConfig) -> Backend:
     """The backend ``cfg`` asks for: this process (``workers`` 1), local worker processes
     (``workers`` other than 1; 0: one per core) or a Ray cluster (``backend="ray"``)."""
+    check_workers(cfg.workers, cfg.backend)  # a flag mistake, refused even with nothing to run
     if cfg.backend == "ray":
-        if cfg.workers != 1:
-            raise ValueError(
-                f"workers={cfg.workers} is for the local backend; Ray places the work itself "
-                "(drop --workers)"
-            )
         from replan.runner.ray_backend import RayBackend
 
         return RayBackend(address=cfg.address)

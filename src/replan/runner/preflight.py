@@ -186,6 +186,15 @@ def check_budgets(budgets: Mapping[str, Any]) -> None:
         raise PreflightError(f"-B {where}: {first['msg']}") from None
 
 
+def check_workers(workers: int, backend: str) -> None:
+    """Worker processes are the local backend's; Ray places the work itself."""
+    if workers != 1 and backend != "local":
+        raise PreflightError(
+            f"--workers {workers} is for --backend local; Ray places the work itself "
+            "(drop --workers)"
+        )
+
+
 def check_options(
     options: RunOptions,
     *,
@@ -210,11 +219,7 @@ def check_options(
             check_model(m, base_url=options.base_url)
     check_budgets(options.budgets)
     check_backend(options.backend)
-    if options.workers != 1 and options.backend != "local":
-        raise PreflightError(
-            f"--workers {options.workers} is for --backend local; Ray places the work itself "
-            "(drop --workers)"
-        )
+    check_workers(options.workers, options.backend)
     if options.archive is not None:
         from replan.runner.archive import ArchiveError, check_archive
 
