@@ -28,3 +28,9 @@ def json_leaves(
             yield from json_leaves(v, max_items=max_items, path=(*path, str(i)))
     else:
         yield path, value
+
+
+def scalar_leaves(value: Any, max_items: int = 20) -> list[tuple[Path, Any]]:
+    """The non-null leaves of a tool output with their paths (arrays: their first ``max_items``
+    items): the facts an output states."""
+    return [(p, v) for p, v in json_leaves(value, max_items=max_items) if v is not None]

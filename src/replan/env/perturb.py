@@ -205,6 +205,14 @@ def _field_rank(path: tuple[str, ...], value: Any, preferred: Sequence[str]) -> 
     return (pref, typ, "0" in path, len(path), dotted)
 
 
+def fault_fields(clean_output: Any, preferred: Sequence[str] = ()) -> list[tuple[str, ...]]:
+    """The scalar fields of an output in the order an implicit fault tries them: ``preferred``
+    dotted paths first, then numbers, dates, other strings, then others; shallow before deep."""
+    fields = _scalar_fields(clean_output)
+    fields.sort(key=lambda p: _field_rank(p, lookup_path(clean_output, p), preferred))
+    return fields
+
+
 def plan_implicit(
     spec: ToolSpec, clean_output: Any, salt: int, preferred: Sequence[str] = ()
 ) -> ImplicitSpec | None:
@@ -216,9 +224,7 @@ def plan_implicit(
     """
     if not isinstance(clean_output, (Mapping, list)):
         return None
-    fields = _scalar_fields(clean_output)
-    fields.sort(key=lambda p: _field_rank(p, lookup_path(clean_output, p), preferred))
-    for path in fields:
+    for path in fault_fields(clean_output, preferred):
         value = lookup_path(clean_output, path)
         schema = spec.output_field_schema(list(path)) or {}
         for kind, new in corruptions(value, schema, salt):

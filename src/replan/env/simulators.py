@@ -24,7 +24,7 @@ from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Verdict
 from replan.env.verifier import reference_token, textual_references
 from replan.env.world import (
-    _MISSING,
+    MISSING,
     UnresolvedReference,
     lookup_path,
     resolve_references,
@@ -128,7 +128,7 @@ def check_call(
                 exact is not None
                 and exact.path
                 and isinstance(executed[exact.node], Mapping)
-                and lookup_path(executed[exact.node], exact.path) is _MISSING
+                and lookup_path(executed[exact.node], exact.path) is MISSING
             ):
                 return Verdict(
                     code=VerdictCode.UNBOUND_REFERENCE,

@@ -156,18 +156,19 @@ class UnresolvedReference(Exception):
         self.param = param
 
 
-_MISSING = object()
+#: what :func:`lookup_path` returns when a step of the path is absent (``None`` is a value)
+MISSING = object()
 
 
 def lookup_path(value: Any, path: Iterable[str]) -> Any:
-    """Follow ``a.b.0.c`` into nested dicts/lists; ``_MISSING`` when a step is absent."""
+    """Follow ``a.b.0.c`` into nested dicts/lists; ``MISSING`` when a step is absent."""
     for part in path:
         if isinstance(value, Mapping) and part in value:
             value = value[part]
         elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
-            return _MISSING
+            return MISSING
     return value
 
 
@@ -183,7 +184,7 @@ def resolve_references(
                 f"{ref} refers to node {ref.node!r}, whose output is not available here", param
             )
         got = lookup_path(bindings[ref.node], ref.path)
-        if got is _MISSING:
+        if got is MISSING:
             raise UnresolvedReference(
                 f"{ref}: the output of node {ref.node!r} has no field {'.'.join(ref.path)!r}",
                 param,
@@ -385,14 +386,14 @@ class World:
             col = dict(cols.get(eff.collection, {}))
             if eff.op == "create":
                 key = _arg_value("$output." + eff.key, args, output)
-                if key is _MISSING:
+                if key is MISSING:
                     raise RuntimeError(
                         f"{spec.name}: output has no field {eff.key!r} to key a record"
                     )
                 col[str(key)] = {
                     k: v
                     for k, v in ((k, _arg_value(v, args, output)) for k, v in eff.fields.items())
-                    if v is not _MISSING
+                    if v is not MISSING
                 }
             else:
                 key = str(args.get(eff.key))
@@ -402,7 +403,7 @@ class World:
                     rec = dict(col[key])
                     for k, v in eff.fields.items():
                         val = _arg_value(v, args, output)
-                        if val is not _MISSING:
+                        if val is not MISSING:
                             rec[k] = val
                     col[key] = rec
             cols[eff.collection] = col

@@ -57,12 +57,12 @@ from replan.env.perturb import Perturber, injector_for
 from replan.env.verifier import verify
 from replan.env.world import stable_seed
 from replan.suites.suite import StatsTable, csv_option, per_cell_subset, suite
-from replan.suites.toolmaze.assembly import Literals, _Builder, _State
+from replan.suites.toolmaze.assembly import Builder, Literals, SearchState
 from replan.suites.toolmaze.execute import PlanExecution, answer_from_outputs, execute_plan
 from replan.suites.toolmaze.frozen import read_frozen_suite
-from replan.suites.toolmaze.generator import BaseTask, Generator
+from replan.suites.toolmaze.generator import Generator
 from replan.suites.toolmaze.goal import path_reading, reverse_validate
-from replan.suites.toolmaze.index import _CORPORA, corpus_index
+from replan.suites.toolmaze.index import corpus_by_key, corpus_index, corpus_key
 from replan.suites.toolmaze.levels import (
     GOAL_PER_LEVEL,
     GUIDED,
@@ -72,6 +72,7 @@ from replan.suites.toolmaze.levels import (
     SUITE,
     GenerationError,
 )
+from replan.suites.toolmaze.stages import BaseTask
 
 # ---------------------------------------------------------------------------------------------
 # the suite
@@ -83,7 +84,7 @@ ON_BASE_TASK: Callable[[str, int, int], None] | None = None
 def _base_level(
     corpus_id: int, seed: int, level: str, n: int, queries: str = "guided"
 ) -> tuple[BaseTask, ...]:
-    gen = Generator(_CORPORA[corpus_id], seed, queries)
+    gen = Generator(corpus_by_key(corpus_id), seed, queries)
     uses: Counter[str] = Counter()
     out = []
     for i in range(n):
@@ -102,13 +103,12 @@ def base_tasks(
 ) -> list[BaseTask]:
     """The base tasks (``per_level`` per level), generated deterministically and cached;
     ``queries`` is the query style (:data:`~replan.suites.toolmaze.levels.QUERIES`)."""
-    corpus = corpus or load_corpus()
-    _CORPORA[id(corpus)] = corpus
+    key = corpus_key(corpus or load_corpus())
     out: list[BaseTask] = []
     for level in levels:
         if level not in LEVELS:
             raise ValueError(f"unknown ToolMaze level {level!r}; expected one of {LEVELS}")
-        out.extend(_base_level(id(corpus), seed, level, per_level, queries))
+        out.extend(_base_level(key, seed, level, per_level, queries))
     return out
 
 
@@ -190,8 +190,8 @@ def random_plan(corpus: Corpus, rng: random.Random, n_calls: int, *, attempts: i
     gen = Generator(corpus, 0)
     for _ in range(attempts):
         lit = Literals(ix, rng.randrange(10_000))
-        b = _Builder(ix, lit)
-        st = _State([], [], frozenset(), frozenset())
+        b = Builder(ix, lit)
+        st = SearchState([], [], frozenset(), frozenset())
         ok = True
         for i in range(n_calls):
             if i == 0:

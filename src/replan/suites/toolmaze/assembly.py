@@ -9,7 +9,7 @@ from typing import Any
 
 from replan.core.tools import canonical_json
 from replan.env.verifier import types_compatible
-from replan.suites.toolmaze.index import CorpusIndex, ParamInfo, ToolInfo, _group_kind
+from replan.suites.toolmaze.index import CorpusIndex, ParamInfo, ToolInfo, group_kind
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,13 +136,16 @@ _NONE = object()
 # ---------------------------------------------------------------------------------------------
 # the search state
 @dataclass
-class _State:
+class SearchState:
+    """A partial path of the generator's search: the units placed so far, the outputs they make
+    available to later units, and the tools and groups already used."""
+
     units: list[Unit]
     avail: list[Avail]
     used: frozenset[str]
     groups_used: frozenset[str]
 
-    def add(self, unit: Unit, ix: CorpusIndex) -> _State:
+    def add(self, unit: Unit, ix: CorpusIndex) -> SearchState:
         new_avail = list(self.avail)
         if unit.group is None:
             node = unit.chains[0][0]
@@ -161,7 +164,7 @@ class _State:
                 )
         else:
             grp = ix.groups[unit.group]
-            kind = _group_kind(grp, ix)
+            kind = group_kind(grp, ix)
             assert kind is not None
             creates: frozenset[str] | None = None
             sets: frozenset[tuple[str, str, str]] | None = None
@@ -190,7 +193,7 @@ class _State:
             g = ix.tools[t].spec.group
             if g:
                 blocked.add(g)
-        return _State(
+        return SearchState(
             units=[*self.units, unit],
             avail=new_avail,
             used=self.used | set(unit.tools),
@@ -198,7 +201,7 @@ class _State:
         )
 
 
-def _fixed_nodes(st: _State) -> list[GNode]:
+def _fixed_nodes(st: SearchState) -> list[GNode]:
     """Calls every path of the task makes (fixed units), in order."""
     return [u.chains[0][0] for u in st.units if u.group is None]
 
@@ -241,7 +244,7 @@ def _latest(avail: Sequence[Avail], ok: Any) -> Avail | None:
     return fallback
 
 
-class _Builder:
+class Builder:
     """Binds tools and groups into units over a search state."""
 
     def __init__(
@@ -346,7 +349,7 @@ class _Builder:
         return False
 
     def make_unit(
-        self, cand: str, st: _State, link: set[int] | None, branch: int = 0
+        self, cand: str, st: SearchState, link: set[int] | None, branch: int = 0
     ) -> Unit | None:
         """A unit for tool or group ``cand`` (``"group:<id>"``) in state ``st``."""
         unit = self._make_unit(cand, st, link, branch, weak=False)
@@ -355,7 +358,7 @@ class _Builder:
         return unit
 
     def _make_unit(
-        self, cand: str, st: _State, link: set[int] | None, branch: int, weak: bool
+        self, cand: str, st: SearchState, link: set[int] | None, branch: int, weak: bool
     ) -> Unit | None:
         index = len(st.units)
         if not cand.startswith("group:"):
@@ -367,7 +370,7 @@ class _Builder:
             return Unit(index, None, [[node]], branch=branch)
         gid = cand[6:]
         grp = self.ix.groups[gid]
-        kind = _group_kind(grp, self.ix)
+        kind = group_kind(grp, self.ix)
         if kind is None:
             return None
         shared: dict[tuple[str, int], Any] = {}

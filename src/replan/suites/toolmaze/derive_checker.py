@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from replan.core import linre
+from replan.core.leaves import scalar_leaves
 from replan.core.plan import RESPONSE
 from replan.core.task import (
     Checker,
@@ -15,11 +16,8 @@ from replan.core.task import (
 from replan.core.tools import canonical_json
 from replan.env.corpus import load_corpus
 from replan.env.world import WorldState
-from replan.suites.toolmaze.execute import _scalars
 from replan.suites.toolmaze.index import corpus_index
-
-if TYPE_CHECKING:  # the generator imports this module (a run is only a type here)
-    from replan.suites.toolmaze.generator import PathRun
+from replan.suites.toolmaze.stages import PathRun
 
 
 # ---------------------------------------------------------------------------------------------
@@ -33,7 +31,8 @@ def _changes(initial: WorldState, final: WorldState) -> dict[str, dict[str, dict
     return out
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
+    """Two output values are one fact: numbers within 1e-9, anything else by canonical JSON."""
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
         return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
     return canonical_json(a) == canonical_json(b)
@@ -45,7 +44,7 @@ _DATE_TEXT = linre.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?(Z|[+-]\
 _MADE_ID = linre.compile(r"^[A-Za-z0-9_]+-[0-9A-Fa-f]{6,}$|^\d+\.\d+$")
 
 
-def _reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
+def reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
     """A string fact worth asking for: a date or timestamp, or a short value of a tool-made kind
     (a time zone, a code) that is not an enum (statuses are too easy to guess)."""
     if _DATE_TEXT.match(value):
@@ -60,7 +59,7 @@ def _reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
     return bool(kind) and kind not in corpus_index().literal
 
 
-def _derive_checker(
+def derive_checker(
     runs: list[PathRun],
     initial: WorldState,
     literal_values: Mapping[str, Any],
@@ -86,12 +85,14 @@ def _derive_checker(
             for ch in changes[1:]:
                 best = max(
                     ch[col].values(),
-                    key=lambda r: sum(1 for f, v in where.items() if f in r and _same(r[f], v)),
+                    key=lambda r: sum(
+                        1 for f, v in where.items() if f in r and same_value(r[f], v)
+                    ),
                 )
-                where = {f: v for f, v in where.items() if f in best and _same(best[f], v)}
+                where = {f: v for f, v in where.items() if f in best and same_value(best[f], v)}
             created = initial.get(col, key) is None
             trivially_met = any(
-                all(f in r and _same(r[f], v) for f, v in where.items())
+                all(f in r and same_value(r[f], v) for f, v in where.items())
                 for r in initial.records(col).values()
             )
             if trivially_met:
@@ -102,22 +103,22 @@ def _derive_checker(
     g = star.plan.graph()
     sinks = [n.id for n in star.plan.call_nodes if not (set(g.successors(n.id)) - {RESPONSE})]
     literals = [v for v in literal_values.values()]
-    others = [[v for nid in r.outputs for _, v in _scalars(r.outputs[nid])] for r in runs[1:]]
+    others = [[v for nid in r.outputs for _, v in scalar_leaves(r.outputs[nid])] for r in runs[1:]]
     facts: list[tuple[Any, str]] = []
     per_sink: dict[str, list[tuple[int, Any, str]]] = {}
     for nid in sinks:
         spec_tool = star.plan.node(nid).tool or ""
         cands = per_sink.setdefault(nid, [])
-        for path, v in _scalars(star.outputs.get(nid)):
+        for path, v in scalar_leaves(star.outputs.get(nid)):
             if isinstance(v, bool) or v in (None, ""):
                 continue
-            if isinstance(v, str) and not _reportable_text(v, star.plan.node(nid).tool or "", path):
+            if isinstance(v, str) and not reportable_text(v, star.plan.node(nid).tool or "", path):
                 continue  # names and statuses are too easy to echo
             if isinstance(v, (int, float)) and abs(v) < 10:
                 continue
-            if any(_same(v, x) for x in literals):
+            if any(same_value(v, x) for x in literals):
                 continue
-            if not all(any(_same(v, x) for x in other) for other in others):
+            if not all(any(same_value(v, x) for x in other) for other in others):
                 continue
             rank = 0 if isinstance(v, float) else 1 if isinstance(v, int) else 2
             cands.append((rank, v, f"{spec_tool}:{'.'.join(path)}"))
@@ -126,13 +127,13 @@ def _derive_checker(
     for nid, cands in per_sink.items():
         if tools_effects.get(star.plan.node(nid).tool or ""):
             continue
-        fresh = [c for c in cands if not any(_same(c[1], f) for f, _ in facts)]
+        fresh = [c for c in cands if not any(same_value(c[1], f) for f, _ in facts)]
         if not fresh:
             return None, [], f"final call {star.plan.node(nid).tool} yields no checkable fact"
         facts.append((fresh[0][1], fresh[0][2]))
     for _, v, src in sorted((c for cs in per_sink.values() for c in cs), key=lambda x: x[0]):
         if len(facts) >= 2:
             break
-        if not any(_same(v, f) for f, _ in facts):
+        if not any(same_value(v, f) for f, _ in facts):
             facts.append((v, src))
     return Checker(required_records=required, required_facts=[f for f, _ in facts]), facts, None

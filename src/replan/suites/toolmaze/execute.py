@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from replan.core.leaves import json_leaves
+from replan.core.leaves import scalar_leaves
 from replan.core.plan import Plan
 from replan.core.trace import Call
 from replan.env.waves import run_wave
@@ -77,15 +77,10 @@ def execute_plan(
         ran.update(wave.calls)
 
 
-def _scalars(value: Any) -> list[tuple[tuple[str, ...], Any]]:
-    """The non-null leaves of an output with their paths (arrays: their first 20 items)."""
-    return [(p, v) for p, v in json_leaves(value, max_items=20) if v is not None]
-
-
 def answer_from_outputs(outputs: Mapping[str, Any], node_ids: Iterable[str] | None = None) -> str:
     """A plain answer stating every scalar field of the given outputs (for tests and demos)."""
     parts = []
     for nid in node_ids if node_ids is not None else outputs:
-        for path, v in _scalars(outputs.get(nid)):
+        for path, v in scalar_leaves(outputs.get(nid)):
             parts.append(f"{'.'.join(path)}: {v}")
     return "Done. " + "; ".join(parts)

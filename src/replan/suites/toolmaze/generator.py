@@ -6,11 +6,11 @@ import itertools
 import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 
+from replan.core.leaves import scalar_leaves
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
 from replan.core.task import (
     MODES,
@@ -27,18 +27,24 @@ from replan.env.perturb import (
     EXPLICIT_KINDS,
     ImplicitSpec,
     Perturber,
-    _field_rank,
-    _scalar_fields,
     corrupt,
     corruptions,
+    fault_fields,
     plan_implicit,
 )
 from replan.env.recovery_cost import min_calls
-from replan.env.world import _MISSING as _MISSING_PATH
-from replan.env.world import World, WorldState, lookup_path, stable_seed
-from replan.suites.toolmaze.assembly import GNode, Lit, Literals, SlotOut, Unit, _Builder, _State
-from replan.suites.toolmaze.derive_checker import _derive_checker, _reportable_text, _same
-from replan.suites.toolmaze.execute import _scalars, answer_from_outputs, execute_plan
+from replan.env.world import MISSING, World, WorldState, lookup_path, stable_seed
+from replan.suites.toolmaze.assembly import (
+    Builder,
+    GNode,
+    Lit,
+    Literals,
+    SearchState,
+    SlotOut,
+    Unit,
+)
+from replan.suites.toolmaze.derive_checker import derive_checker, reportable_text, same_value
+from replan.suites.toolmaze.execute import answer_from_outputs, execute_plan
 from replan.suites.toolmaze.goal import (
     goal_kinds,
     kind_noun,
@@ -46,62 +52,21 @@ from replan.suites.toolmaze.goal import (
     reverse_validate,
     write_goal_query,
 )
-from replan.suites.toolmaze.index import _group_kind, corpus_index
+from replan.suites.toolmaze.index import corpus_index, group_kind
 from replan.suites.toolmaze.levels import (
-    _C4_GOAL_TOTAL,
-    _C4_MAX,
-    _C4_TOTAL,
-    _LENGTHS,
-    _MAX_PATHS,
+    C4_GOAL_TOTAL,
+    C4_MAX,
+    C4_TOTAL,
+    LENGTHS,
     LEVELS,
+    MAX_PATHS,
     QUERIES,
     SUITE,
     GenerationError,
     instance_id,
 )
-from replan.suites.toolmaze.query import _describe, _write_query
-
-
-# ---------------------------------------------------------------------------------------------
-# base tasks
-@dataclass
-class PathRun:
-    """One path executed in a clean world."""
-
-    plan: Plan
-    tools: list[str]
-    outputs: dict[str, Any]
-    state: WorldState
-    ok: bool
-    error: str | None = None
-    failed: str | None = None  # node id of the failing call
-    failed_param: str | None = None
-
-
-@dataclass
-class BaseTask:
-    """A task before it is crossed with the perturbation modes."""
-
-    base_id: str
-    level: str
-    index: int
-    domain: str
-    query: str
-    tools: list[str]
-    world_seed: int
-    units: list[Unit]
-    paths: list[dict[str, Any]]  # {"tools", "plan", "calls", "rounds", "choice"}
-    runs: list[PathRun]
-    checker: Checker
-    facts: list[tuple[Any, str]]  # (value, 'tool:field')
-    victim_unit: int
-    victim_node: str  # s* node id of the victim (C1) or of the group's first s* tool
-    victim_tools: list[str]
-    slot: str | None
-    literals: dict[str, Any]
-    victim_field: str | None = None  # the s* victim's output field an implicit fault corrupts
-    #: goal-level queries: what the query asks for ([kind, is an action]) and the kinds it gives
-    goal: dict[str, Any] | None = None
+from replan.suites.toolmaze.query import describe_tool, write_query
+from replan.suites.toolmaze.stages import BaseTask, PathRun
 
 
 def _weighted_order(items: list[str], weights: list[float], rng: random.Random) -> list[str]:
@@ -158,7 +123,7 @@ class Generator:
 
     def _candidates(
         self,
-        st: _State,
+        st: SearchState,
         last: int | None,
         groups_left: int,
         allowed: frozenset[str],
@@ -200,7 +165,7 @@ class Generator:
         return order
 
     @staticmethod
-    def _link_set(st: _State, last: int) -> set[int]:
+    def _link_set(st: SearchState, last: int) -> set[int]:
         """Units the next step may feed on: the last one, and the one before a group (a group
         may end its own branch, its result reported rather than consumed)."""
         out = {last}
@@ -234,8 +199,8 @@ class Generator:
 
     def _extend(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         last: int | None,
         need: int,
         room: int,
@@ -248,7 +213,7 @@ class Generator:
         branch: int,
         width: int = 4,
         end_action: bool = True,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """Depth-first growth of a linear chain: at least ``need`` and at most ``room`` more
         calls (s* counting), ``groups_left`` of the ``allowed`` groups still to place, ending
         in an action."""
@@ -315,12 +280,12 @@ class Generator:
     def _structure(
         self, level: str, domain: str, uses: Counter[str], rng: random.Random, lit: Literals
     ) -> list[Unit] | None:
-        b = _Builder(self.ix, lit, self._bad)
-        empty = _State([], [], frozenset(), frozenset())
+        b = Builder(self.ix, lit, self._bad)
+        empty = SearchState([], [], frozenset(), frozenset())
         budget = [300]
         self._wcache: dict[tuple[str, str, bool], float] = {}
-        if level in _LENGTHS:
-            target = _pick(_LENGTHS[level], rng)
+        if level in LENGTHS:
+            target = _pick(LENGTHS[level], rng)
             if level == "C1":
                 allowed: frozenset[str] = frozenset()
             else:
@@ -329,7 +294,7 @@ class Generator:
                 if gid is None:
                     return None
                 allowed = frozenset({gid})
-            hi = max(_LENGTHS[level])
+            hi = max(LENGTHS[level])
             if not allowed:
                 st = self._extend(
                     b, empty, None, target, hi, 0, allowed, domain, uses, rng, budget, 0
@@ -340,7 +305,7 @@ class Generator:
                 )
             return st.units if st else None
         # C4: a prefix fanning out into branches, each with its own group
-        total = _pick(_C4_TOTAL, rng)
+        total = _pick(C4_TOTAL, rng)
         n_branches = 3 if total >= 12 and rng.random() < 0.6 else 2
         prefix_len = 1 if rng.random() < 0.8 else 2
         rest = total - prefix_len
@@ -382,7 +347,7 @@ class Generator:
             if nxt is None:
                 return None
             st = nxt
-        if sum(u.min_len for u in st.units) > _C4_MAX:
+        if sum(u.min_len for u in st.units) > C4_MAX:
             return None
         return st.units
 
@@ -395,16 +360,16 @@ class Generator:
         placed for it, its other inputs from values the query states. C1 places goals without
         groups, C2 one 1-1 / 1-N group, C3 one N-N group, C4 two or three groups (each feeding
         its own goal); goals are added until s* reaches the level's length."""
-        b = _Builder(self.ix, lit, self._bad)
-        st = _State([], [], frozenset(), frozenset())
+        b = Builder(self.ix, lit, self._bad)
+        st = SearchState([], [], frozenset(), frozenset())
         self._wcache = {}
-        if level in _LENGTHS:
-            target, hi = _pick(_LENGTHS[level], rng), max(_LENGTHS[level])
+        if level in LENGTHS:
+            target, hi = _pick(LENGTHS[level], rng), max(LENGTHS[level])
             kinds = {"C1": (), "C2": ("1-1", "1-N"), "C3": ("N-N",)}[level]
             n_groups = 1 if kinds else 0
         else:
             # two groups, each fed to (or being) its own goal; shorter than the step-list C4
-            target, hi = _pick(_C4_GOAL_TOTAL, rng), max(_C4_GOAL_TOTAL) + 1
+            target, hi = _pick(C4_GOAL_TOTAL, rng), max(C4_GOAL_TOTAL) + 1
             kinds, n_groups = ("1-1", "1-N", "N-N"), 2
         budget = [400]
         for i in range(8):
@@ -425,14 +390,14 @@ class Generator:
 
     def _goal_plain(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         domain: str,
         uses: Counter[str],
         rng: random.Random,
         budget: list[int],
         branch: int,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """``st`` with one more goal: a tool of the domain (actions first) that needs a
         tool-made input, placed after its producers."""
         made = {a.kind for a in st.avail}
@@ -460,18 +425,18 @@ class Generator:
 
     def _goal_with_group(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         gid: str,
         domain: str,
         uses: Counter[str],
         rng: random.Random,
         budget: list[int],
         branch: int,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """``st`` with one more goal fed by group ``gid``: a consumer of the group's output
         kind, the group and their producers."""
-        kind = _group_kind(self.ix.groups[gid], self.ix)
+        kind = group_kind(self.ix.groups[gid], self.ix)
         members = set(self.ix.groups[gid].tools)
         pool = [
             t
@@ -534,8 +499,8 @@ class Generator:
 
     def _resolve(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         cand: str,
         domain: str,
         uses: Counter[str],
@@ -544,7 +509,7 @@ class Generator:
         branch: int,
         depth: int,
         link: set[int] | None = None,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """``st`` with ``cand`` placed after producers of each tool-made input it needs that
         nothing placed yields yet (chosen by domain and use, up to three levels deep); with
         ``link``, ``cand`` must feed on one of those units (a group's result, even of a kind a
@@ -586,8 +551,8 @@ class Generator:
 
     def _grow_with_group(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         last: int | None,
         need: int,
         room: int,
@@ -598,11 +563,11 @@ class Generator:
         budget: list[int],
         branch: int,
         end_action: bool = True,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """A chain that contains group ``gid``: either led by the group (fed by ``last``, by any
         earlier step, or by literals alone) or with the group placed by the search."""
 
-        def led() -> _State | None:
+        def led() -> SearchState | None:
             links: list[set[int] | None] = []
             if last is not None:  # the chain continues from ``last``: the group must feed on it
                 links.append(self._link_set(st, last))
@@ -629,7 +594,7 @@ class Generator:
                 )
             return None
 
-        def searched() -> _State | None:
+        def searched() -> SearchState | None:
             return self._extend(
                 b,
                 st,
@@ -673,7 +638,7 @@ class Generator:
         if self.queries == "goal":
             # a group whose result a user could state (a date, a city) is met from the query
             made = [
-                g for g in gids if _group_kind(self.ix.groups[g], self.ix) not in self.ix.literal
+                g for g in gids if group_kind(self.ix.groups[g], self.ix) not in self.ix.literal
             ]
             gids = made or gids
         if not gids:
@@ -696,13 +661,13 @@ class Generator:
 
     def _extend_prefix(
         self,
-        b: _Builder,
-        st: _State,
+        b: Builder,
+        st: SearchState,
         length: int,
         domain: str,
         uses: Counter[str],
         rng: random.Random,
-    ) -> _State | None:
+    ) -> SearchState | None:
         """A linear prefix whose last unit feeds several consumers (the fan-out hub)."""
         last: int | None = None
         for _ in range(length):
@@ -728,7 +693,7 @@ class Generator:
         gunits = [u for u in units if u.group is not None]
         combos = itertools.product(*[range(len(u.chains)) for u in gunits])
         out = []
-        for combo in itertools.islice(combos, _MAX_PATHS):
+        for combo in itertools.islice(combos, MAX_PATHS):
             out.append({u.index: c for u, c in zip(gunits, combo, strict=True)})
         return out
 
@@ -766,7 +731,7 @@ class Generator:
                     id=ids[n.key],
                     tool=n.tool,
                     args=args,
-                    desc=_describe(self.ix.tools[n.tool].spec),
+                    desc=describe_tool(self.ix.tools[n.tool].spec),
                     deps=sorted(deps, key=_idnum) or [ROOT],
                 )
             )
@@ -891,9 +856,7 @@ class Generator:
         shifted = self.run(plans[0], world_seed, version_shift=7)
         if not shifted.ok:
             return f"s* does not run clean after other calls: {shifted.error}"
-        checker, facts, problem = _derive_checker(
-            [*runs, shifted], initial, literal_values, effects
-        )
+        checker, facts, problem = derive_checker([*runs, shifted], initial, literal_values, effects)
         if checker is None:
             return problem or "no checker"
         if not checker.required_records and not checker.required_facts:
@@ -931,7 +894,7 @@ class Generator:
                 return got[1:]
             query = got
         else:
-            query = _write_query(self.ix, units, star, plans[0], facts, checker, lit, rng)
+            query = write_query(self.ix, units, star, plans[0], facts, checker, lit, rng)
         plans = [p.model_copy(update={"nodes": _with_root(p, query)}) for p in plans]
         for r, p in zip(runs, plans, strict=True):
             r.plan = p
@@ -1049,13 +1012,10 @@ class Generator:
         if not isinstance(clean, (Mapping, list)):
             return None, None, 0
         consumed = _consumed_fields(plan, victim_node)
-        fields = sorted(
-            _scalar_fields(clean),
-            key=lambda p: _field_rank(p, _lookup(clean, p), consumed),
-        )
+        fields = fault_fields(clean, consumed)
         probe = Task(task_id="probe", suite=SUITE, query="", tools=[], checker=checker)
         literals = list(literal_values.values())
-        pool = [[v for nid in r.outputs for _, v in _scalars(r.outputs[nid])] for r in others]
+        pool = [[v for nid in r.outputs for _, v in scalar_leaves(r.outputs[nid])] for r in others]
         failing: str | None = None
         for path in fields[:8]:
             value = _lookup(clean, path)
@@ -1085,21 +1045,21 @@ class Generator:
             answer = answer_from_outputs(blind.outputs, [n.id for n in plan.call_nodes])
             if not check(probe, world.state, answer).success:
                 return ispec.field, None, 2
-            seen_blind = [x for nid in blind.outputs for _, x in _scalars(blind.outputs[nid])]
+            seen_blind = [x for nid in blind.outputs for _, x in scalar_leaves(blind.outputs[nid])]
             for n in reversed(plan.call_nodes):
-                for p2, v in _scalars(star.outputs.get(n.id)):
-                    if any(_same(v, x) for x in seen_blind):
+                for p2, v in scalar_leaves(star.outputs.get(n.id)):
+                    if any(same_value(v, x) for x in seen_blind):
                         continue  # the clean value still shows elsewhere: it would not tell
                     got = _lookup(blind.outputs.get(n.id), p2)
-                    if _same(v, got) or isinstance(v, bool) or v in (None, ""):
+                    if same_value(v, got) or isinstance(v, bool) or v in (None, ""):
                         continue
                     if isinstance(v, (int, float)):
                         if abs(v) < 10:
                             continue
-                    elif not (isinstance(v, str) and _reportable_text(v, n.tool or "", p2)):
+                    elif not (isinstance(v, str) and reportable_text(v, n.tool or "", p2)):
                         continue
-                    if any(_same(v, x) for x in literals) or not all(
-                        any(_same(v, x) for x in other) for other in pool
+                    if any(same_value(v, x) for x in literals) or not all(
+                        any(same_value(v, x) for x in other) for other in pool
                     ):
                         continue
                     return ispec.field, (v, f"{n.tool}:{'.'.join(p2)}"), 2
@@ -1120,7 +1080,7 @@ class Generator:
             unit, src = by_id[ref.node]
             path = ".".join(ref.path)
             if unit.group is not None and (src.key, tuple(ref.path)) in unit.outs:
-                source = ("group:" + unit.group, _group_kind(self.ix.groups[unit.group], self.ix))
+                source = ("group:" + unit.group, group_kind(self.ix.groups[unit.group], self.ix))
             else:
                 source = (src.tool, path)
             self._bad.add((source[0], source[1] or "", node.tool or "", p))
@@ -1299,7 +1259,7 @@ def _idnum(node_id: str) -> tuple:
 
 def _lookup(value: Any, path: Sequence[str]) -> Any:
     got = lookup_path(value, path)
-    return None if got is _MISSING_PATH else got
+    return None if got is MISSING else got
 
 
 def _consumed_fields(plan: Plan, node_id: str) -> list[str]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from replan.core.plan import RESPONSE, Plan, exact_reference
 from replan.core.tools import ToolSpec
-from replan.suites.toolmaze.index import CorpusIndex, _group_kind, _walk_outputs
+from replan.suites.toolmaze.index import CorpusIndex, group_kind, walk_outputs
 
 #: the source of an input the query states
 QUERY = "query"
@@ -49,7 +49,7 @@ class Reconstruction:
 
 def _out_kinds(spec: ToolSpec) -> set[str]:
     """Kinds of the output fields a later call can rely on (the index's reading of outputs)."""
-    return {o.kind for o in _walk_outputs(spec.returns)}
+    return {o.kind for o in walk_outputs(spec.returns)}
 
 
 def _needs(spec: ToolSpec) -> list[tuple[str, str]]:
@@ -229,7 +229,7 @@ def goal_kinds(
             for o in ix.tools[t].outs
         }
         if spec.group in ix.groups:
-            options = [_group_kind(ix.groups[spec.group], ix)]
+            options = [group_kind(ix.groups[spec.group], ix)]
         else:
             options = [
                 (spec.output_field_schema(eff.key.split(".")) or {}).get("x-kind")

@@ -52,7 +52,9 @@ class ToolInfo:
         return {o.kind for o in self.outs}
 
 
-def _walk_outputs(schema: Any, prefix: tuple[str, ...] = (), depth: int = 0) -> list[OutField]:
+def walk_outputs(schema: Any, prefix: tuple[str, ...] = (), depth: int = 0) -> list[OutField]:
+    """The required output fields of a JSON Schema that carry an ``x-kind`` (nested objects and
+    element 0 of arrays, 4 levels deep), plainest first: what a later call can consume."""
     out: list[OutField] = []
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
@@ -68,11 +70,11 @@ def _walk_outputs(schema: Any, prefix: tuple[str, ...] = (), depth: int = 0) -> 
             out.append(OutField(path, str(sub["x-kind"]), sub))
         if depth < 4:
             if sub.get("type") == "object":
-                out.extend(_walk_outputs(sub, path, depth + 1))
+                out.extend(walk_outputs(sub, path, depth + 1))
             elif sub.get("type") == "array" and isinstance(sub.get("items"), Mapping):
                 # element 0 of a list: used only when nothing plainer fits (see ``_latest``),
                 # and kept only if every path runs clean
-                out.extend(_walk_outputs(sub["items"], (*path, "0"), depth + 1))
+                out.extend(walk_outputs(sub["items"], (*path, "0"), depth + 1))
     out.sort(key=lambda o: ("0" in o.path, len(o.path)))
     return out
 
@@ -87,7 +89,9 @@ def _echo(out: OutField, ins: Sequence[ParamInfo]) -> bool:
     return any(p.name == out.path[-1] and p.kind == out.kind for p in ins)
 
 
-def _group_kind(grp: Any, ix: CorpusIndex) -> str | None:
+def group_kind(grp: Any, ix: CorpusIndex) -> str | None:
+    """The kind of value an alternative group yields: its declared output kind, else the first
+    kind every member chain's last tool outputs; ``None`` when the members share none."""
     if grp.output_kind:
         return grp.output_kind
     common: set[str] | None = None
@@ -139,7 +143,7 @@ class CorpusIndex:
                 ins=ins,
                 outs=tuple(
                     o
-                    for o in _walk_outputs(spec.returns)
+                    for o in walk_outputs(spec.returns)
                     # an input handed back is no data flow (but a group's result is kept)
                     if not _echo(o, ins) or o.kind == _declared_output(corpus, spec.group)
                 ),
@@ -174,7 +178,7 @@ class CorpusIndex:
                 continue
             cost[key] = min(len(c) for c in grp.members)
             ends[key] = all(self.tools[c[-1]].spec.category == "action" for c in grp.members)
-            gk = _group_kind(grp, self)
+            gk = group_kind(grp, self)
             outk[key] = {gk} if gk else set()
             ink[key] = {p.kind for t in grp.tools for p in self.tools[t].ins if p.kind}
         for x in cost:
@@ -203,7 +207,7 @@ class CorpusIndex:
 
     def _group_feasible(self, gid: str) -> bool:
         grp = self.groups[gid]
-        if _group_kind(grp, self) is None:
+        if group_kind(grp, self) is None:
             return False
         for chain in grp.members:
             made: set[str] = set()
@@ -233,15 +237,26 @@ class CorpusIndex:
         return True
 
 
-@lru_cache(maxsize=4)
-def _index_for(corpus_id: int) -> CorpusIndex:  # keyed by id(corpus); the corpus is cached too
-    return CorpusIndex(_CORPORA[corpus_id])
-
-
 _CORPORA: dict[int, Corpus] = {}
 
 
-def corpus_index(corpus: Corpus | None = None) -> CorpusIndex:
-    corpus = corpus or load_corpus()
+def corpus_key(corpus: Corpus) -> int:
+    """A hashable key for ``corpus`` (its ``id``) that caches keyed on it can turn back into the
+    corpus with :func:`corpus_by_key`; the corpus is kept alive so the key stays its own."""
     _CORPORA[id(corpus)] = corpus
-    return _index_for(id(corpus))
+    return id(corpus)
+
+
+def corpus_by_key(key: int) -> Corpus:
+    """The corpus :func:`corpus_key` gave ``key`` for."""
+    return _CORPORA[key]
+
+
+@lru_cache(maxsize=4)
+def _index_for(key: int) -> CorpusIndex:
+    return CorpusIndex(corpus_by_key(key))
+
+
+def corpus_index(corpus: Corpus | None = None) -> CorpusIndex:
+    """The index of ``corpus`` (default: the shipped one), built once per corpus."""
+    return _index_for(corpus_key(corpus or load_corpus()))

@@ -14,16 +14,18 @@ GOAL_PER_LEVEL = 50
 QUERIES: tuple[str, ...] = ("goal", "guided")
 
 #: target s* lengths (tool calls) and their weights, after ToolMaze Table 1
-_LENGTHS: dict[str, dict[int, float]] = {
+LENGTHS: dict[str, dict[int, float]] = {
     "C1": {5: 0.72, 6: 0.2, 7: 0.08},
     "C2": {5: 0.5, 6: 0.3, 7: 0.12, 8: 0.05, 9: 0.03},
     "C3": {6: 0.5, 7: 0.3, 8: 0.12, 9: 0.05, 10: 0.03},
 }
-_C4_TOTAL = {9: 0.12, 10: 0.22, 11: 0.26, 12: 0.2, 13: 0.12, 14: 0.05, 15: 0.03}
+#: C4 s* lengths of step-list (guided) tasks and their weights
+C4_TOTAL = {9: 0.12, 10: 0.22, 11: 0.26, 12: 0.2, 13: 0.12, 14: 0.05, 15: 0.03}
 #: C4 s* lengths of goal-level tasks (two goals with a group each, and more goals to length)
-_C4_GOAL_TOTAL = {8: 0.3, 9: 0.3, 10: 0.25, 11: 0.15}
-_C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
-_MAX_PATHS = 64
+C4_GOAL_TOTAL = {8: 0.3, 9: 0.3, 10: 0.25, 11: 0.15}
+C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
+#: most alternative valid paths the generator enumerates for one task
+MAX_PATHS = 64
 
 
 def instance_id(level: str, index: int, mode: str | None = None) -> str:

@@ -48,7 +48,9 @@ _ASK = (
 )
 
 
-def _describe(spec: ToolSpec) -> str:
+def describe_tool(spec: ToolSpec) -> str:
+    """A tool's first descriptive sentence, lower-cased and without parentheses (a plan node's
+    ``desc`` and a step of a guided query)."""
     text = spec.description.strip().split(". ")[0].rstrip(".")
     text = linre.sub(r"\s*\([^)]*\)", "", text).strip()
     return text[:1].lower() + text[1:] if text else spec.name.replace("_", " ")
@@ -79,7 +81,7 @@ def _fact_text(value: Any) -> str:
     return str(value)
 
 
-def _write_query(
+def write_query(
     ix: CorpusIndex,
     units: list[Unit],
     star: Mapping[int, int],
@@ -89,7 +91,9 @@ def _write_query(
     lit: Literals,
     rng: random.Random,
 ) -> str:
-    steps = [_describe(ix.tools[n.tool or ""].spec) for n in star_plan.call_nodes]
+    """The guided (step-list) query of a task: its steps in tool-description words, then the
+    facts the checker asks for and the literals the user gives."""
+    steps = [describe_tool(ix.tools[n.tool or ""].spec) for n in star_plan.call_nodes]
     style = rng.randrange(3)
     if len(steps) == 1:
         body = steps[0][:1].upper() + steps[0][1:] + "."
