@@ -297,7 +297,10 @@ def run_bounded(fn: Callable[[_Outcome], Any], timeout: float | None) -> _Outcom
 
 
 @dataclass
-class _Job:
+class EpisodeJob:
+    """One in-place episode to run: the agent under a design name, the user's task, the replan
+    task it is scored against (:func:`core_task`), the fault mode, seed and schedule."""
+
     design: str
     agent: Any
     task: InPlaceTask
@@ -341,7 +344,7 @@ class EpisodeOptions:
 
 
 def run_episode(
-    job: _Job,
+    job: EpisodeJob,
     tools: Sequence[Any],
     *,
     use_async: bool = False,
@@ -792,9 +795,12 @@ class InPlaceResults:
 
 
 # -- the entry point --------------------------------------------------------------------------------
-def _core_task(
+def core_task(
     task: InPlaceTask, mode: str, names: Sequence[str], schedule: FaultSchedule | None
 ) -> Task:
+    """The replan :class:`Task` an in-place episode of ``task`` under ``mode`` is scored as: the
+    user's query and tools (namespaced ``inplace:``), the fault profile of ``schedule`` and an
+    empty checker."""
     faults = schedule.for_episode(task.id, 0) if schedule is not None else None
     declared = faults is not None and faults.profile.group not in (None, ANY_TOOL)
     # a permanent fault on a tool with no declared alternative leaves no valid path: the
@@ -933,7 +939,7 @@ def evaluate_in_place(
         transcript=transcript,
     )
 
-    jobs: list[_Job] = []
+    jobs: list[EpisodeJob] = []
     cores: dict[str, Task] = {}
     for t in task_list:
         for mode in mode_list:
@@ -951,11 +957,11 @@ def evaluate_in_place(
                 )
                 sched.victims()  # a bad target stops here, before anything runs
                 check_declared_field(field, sched, base_tools)  # so does a field it cannot have
-            core = _core_task(t, mode, names, sched)
+            core = core_task(t, mode, names, sched)
             cores[core.task_id] = core
             for design, agent in agents.items():
                 for s in range(seeds):
-                    jobs.append(_Job(design, agent, t, core, mode, s, sched))
+                    jobs.append(EpisodeJob(design, agent, t, core, mode, s, sched))
 
     jobs.sort(key=lambda j: j.mode != "NP")  # clean runs first: the perturbed ones use them
     config = {

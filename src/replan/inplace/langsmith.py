@@ -35,9 +35,9 @@ from replan.evaluators.perturbation import toolmaze_feedback
 from replan.evaluators.prefix import prefix_feedback
 from replan.evaluators.stats import has_interval
 from replan.inplace.evaluate import (
-    _core_task,
-    _Job,
+    EpisodeJob,
     carried_sentinel,
+    core_task,
     mode_table,
     run_episode,
 )
@@ -98,8 +98,8 @@ def langsmith_target(
                 field=field,
                 seed=schedule_seed,
             )
-        core = _core_task(task, mode, names, sched)
-        job = _Job(name, agent_or_factory, task, core, mode, seed, sched)
+        core = core_task(task, mode, names, sched)
+        job = EpisodeJob(name, agent_or_factory, task, core, mode, seed, sched)
         if trace_agent:
             ep = run_episode(job, base, use_async=use_async, recursion_limit=recursion_limit)
         else:

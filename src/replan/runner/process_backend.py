@@ -106,7 +106,7 @@ def _worker_main(
     """A worker's life: take ``(batch_id, jobs)`` messages, answer ``("ep", batch_id, index,
     json)`` per finished episode and ``("done", batch_id)`` per batch, until ``None`` or EOF
     (or until the ``driver`` process is gone)."""
-    from replan.runner.ray_backend import _chaos_hook
+    from replan.runner.ray_backend import kill_if_chaos
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's; it ends the workers
     os.environ.update(env)
@@ -120,7 +120,7 @@ def _worker_main(
         if msg is None:
             return
         batch_id, jobs = msg
-        _chaos_hook(jobs)
+        kill_if_chaos(jobs)
         _hang_hook(jobs)
         run_abandoning_threads(_run_batch(conn, batch_id, jobs, cfg, limiter))
         conn.send(("done", batch_id))

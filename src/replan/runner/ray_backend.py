@@ -69,7 +69,7 @@ class ActorLimiter:
         self.actor.waited.remote(endpoint, seconds)
 
 
-def _chaos_hook(jobs: list[Job]) -> None:
+def kill_if_chaos(jobs: list[Job]) -> None:
     """Fault injection for tests: with ``REPLAN_CHAOS_KILL_KEY`` naming a job key and
     ``REPLAN_CHAOS_MARKER`` a file path, the first worker to run that job's batch dies (as a lost
     node would) and leaves the marker, so Ray's retry then succeeds."""
@@ -82,7 +82,7 @@ def _chaos_hook(jobs: list[Job]) -> None:
 
 def run_batch(jobs: list[Job], cfg: RunConfig, limiter: Any = None) -> list[str]:
     """Worker side: run a batch of jobs concurrently; returns Episode JSON texts in job order."""
-    _chaos_hook(jobs)
+    kill_if_chaos(jobs)
 
     handle = ActorLimiter(limiter) if limiter is not None else None
     # a node thread stuck past its deadline must not hold the batch (asyncio.run joins them)
