@@ -30,17 +30,17 @@ from replan.core.wire import (
     RESPONDER_INSTRUCTION,
 )
 from replan.env.mistakes import mutate_call, referenced_nodes
-from replan.env.world import lookup_path
+from replan.env.world import MISSING, lookup_path
 from replan.models.simulated.common import (
-    _CALL_ID,
-    _STRUCTURAL,
-    _WAVE_CALL_ID,
-    _Abort,
-    _ai,
-    _digest,
-    _fabricate,
-    _scalar_facts,
-    _Step,
+    CALL_ID,
+    STRUCTURAL_ERRORS,
+    WAVE_CALL_ID,
+    Abort,
+    StepMemory,
+    ai_message,
+    digest,
+    fabricate,
+    scalar_facts,
 )
 from replan.models.simulated.observe import (
     ObsKind,
@@ -49,23 +49,22 @@ from replan.models.simulated.observe import (
     read_observation,
 )
 from replan.models.simulated.plan_memory import (
-    _CUT_SHORT,
-    _facts_from_human,
-    _missing,
-    _phrase,
-    _scalar_values,
-    _suspects,
+    CUT_SHORT,
+    facts_from_human,
+    final_answer,
+    scalar_values,
+    suspect_producers,
 )
 
 if TYPE_CHECKING:  # annotations only: turn imports this module
-    from replan.models.simulated.turn import _Turn
+    from replan.models.simulated.turn import Turn
 
 
 # ---------------------------------------------------------------------------------------------
-class _Actor:
+class Actor:
     """ReAct play: rebuild what happened from the messages, then take the next step."""
 
-    def __init__(self, turn: _Turn):
+    def __init__(self, turn: Turn):
         self.t = turn
         self.given: Plan | None = None
         if PLAN_MARKER in turn.system:
@@ -77,7 +76,9 @@ class _Actor:
             n.model_copy(update={"status": "done" if n.id == ROOT else "pending"})
             for n in base.nodes
         ]
-        self.steps: dict[str, _Step] = {n.id: _Step(node=n) for n in self.nodes if n.is_call}
+        self.steps: dict[str, StepMemory] = {
+            n.id: StepMemory(node=n) for n in self.nodes if n.is_call
+        }
         self.outputs: dict[str, Any] = {}
         self.order: list[str] = []  # node ids in the order their results were accepted
 
@@ -95,7 +96,7 @@ class _Actor:
             if n.is_call:
                 st = self.steps.get(n.id)
                 if st is None:
-                    self.steps[n.id] = _Step(node=n)
+                    self.steps[n.id] = StepMemory(node=n)
                 else:
                     st.node = n
         live = {n.id for n in nodes}
@@ -139,9 +140,9 @@ class _Actor:
         if st is None or st.status != "done":
             return raw
         got = lookup_path(st.output, path)
-        if got is not _missing():
+        if got is not MISSING:
             return got
-        return _fabricate(schema)
+        return fabricate(schema)
 
     # -- replay of the conversation ----------------------------------------------------------------
     def walk(self) -> None:
@@ -154,7 +155,7 @@ class _Actor:
                 continue
             if isinstance(msg, AIMessage):
                 for tc in msg.tool_calls:
-                    m = _CALL_ID.match(tc.get("id") or "")
+                    m = CALL_ID.match(tc.get("id") or "")
                     if m:
                         role, nid = m.group(1), m.group(2)
                     else:
@@ -184,7 +185,7 @@ class _Actor:
                     continue
                 self.observe(st, tool, args, parse_observation(msg.content))
 
-    def observe(self, st: _Step, tool: str, args: dict[str, Any], obs: Any) -> None:
+    def observe(self, st: StepMemory, tool: str, args: dict[str, Any], obs: Any) -> None:
         t = self.t
         earlier = [
             (t.spec(self.steps[n].out_tool), self.steps[n].output)
@@ -198,7 +199,7 @@ class _Actor:
         if reading.kind is ObsKind.INVALID:
             st.invalid += 1
             if st.invalid >= t.profile.max_attempts:
-                raise _Abort(f"{tool} kept rejecting my calls ({reading.reason})")
+                raise Abort(f"{tool} kept rejecting my calls ({reading.reason})")
             suspect = self.suspect(st, reading)
             if suspect is not None:
                 # the value an earlier tool gave is what this tool rejects: that result is wrong
@@ -216,7 +217,7 @@ class _Actor:
         if st.status == "trusted":
             self.accept(st, obs, tool)
 
-    def suspect(self, st: _Step, reading: Reading) -> _Step | None:
+    def suspect(self, st: StepMemory, reading: Reading) -> StepMemory | None:
         """An earlier step whose result fed the rejected argument, if the agent suspects it.
 
         A careful agent (``notice_implicit``) that sees a well-formed call rejected because a
@@ -225,7 +226,7 @@ class _Actor:
         """
         t = self.t
         done = {nid for nid, s in self.steps.items() if s.status == "done"}
-        cands = _suspects(st.node, self.ids, done, reading)
+        cands = suspect_producers(st.node, self.ids, done, reading)
         if not cands:
             return None
         base = st.node.id.split(".")[0]
@@ -234,7 +235,7 @@ class _Actor:
         return self.steps[cands[-1]]
 
     def fault(
-        self, st: _Step, tool: str, args: dict[str, Any], reading: Reading, noticed: bool
+        self, st: StepMemory, tool: str, args: dict[str, Any], reading: Reading, noticed: bool
     ) -> None:
         """Deal with a faulty result of step ``st``: trust, retry, reroute or abort."""
         t = self.t
@@ -267,9 +268,9 @@ class _Actor:
                 if s.status == "pending":
                     s.failed_tools |= carried
         else:
-            raise _Abort(f"{tool} failed ({reading.reason}) and I see no way around it")
+            raise Abort(f"{tool} failed ({reading.reason}) and I see no way around it")
 
-    def accept(self, st: _Step, obs: Any, tool: str) -> None:
+    def accept(self, st: StepMemory, obs: Any, tool: str) -> None:
         st.status = "done"
         st.output = obs
         st.out_tool = tool
@@ -278,16 +279,16 @@ class _Actor:
         # own (a duplicated node), so an executor following one adds none
         st.want_dup = self.own(st) and self.struct(st, ErrorType.TOOLCALL_REDUNDANCY)
 
-    def own(self, st: _Step) -> bool:
+    def own(self, st: StepMemory) -> bool:
         """Whether the agent decides this step itself (ReAct), not a written plan."""
         return self.given is None or st.node.id not in self.given.ids
 
-    def struct(self, st: _Step, error: ErrorType) -> bool:
+    def struct(self, st: StepMemory, error: ErrorType) -> bool:
         """The step's structural decision for ``error`` (its first-attempt draw)."""
         _, u = self.t.decision(st.node.id, 0)
-        return u[_STRUCTURAL.index(error)] < self.t.rate(error)
+        return u[STRUCTURAL_ERRORS.index(error)] < self.t.rate(error)
 
-    def fix(self, st: _Step, reason: str = "") -> None:
+    def fix(self, st: StepMemory, reason: str = "") -> None:
         """Correct a rejected step from the error message and the visible request."""
         t = self.t
         target = t.corrected(st.node, self.nodes, reason)
@@ -319,13 +320,13 @@ class _Actor:
     def run(self) -> AIMessage:
         t = self.t
         if RESPONDER_INSTRUCTION in t.system:
-            return _ai(self.final_report())
+            return ai_message(self.final_report())
         try:
             self.walk()
-        except _Abort as exc:
-            return _ai(self.answer(exc.reason))
+        except Abort as exc:
+            return ai_message(self.answer(exc.reason))
         if not t.bound:
-            return _ai(self.answer(None))
+            return ai_message(self.answer(None))
         pending = [s for s in self._call_steps() if s.status == "pending"]
         # a forgotten step stays forgotten for the whole episode (its draw is per step)
         for s in pending:
@@ -338,13 +339,13 @@ class _Actor:
         if not ready and not dups:
             if pending:
                 blocked = pending[0]
-                return _ai(
+                return ai_message(
                     self.answer(
                         f"step {blocked.node.id} ({blocked.node.tool}) cannot run because an "
                         "earlier step did not give its result"
                     )
                 )
-            return _ai(self.answer(None))
+            return ai_message(self.answer(None))
         # a step drawn serial waits while other steps can go (an order no data flow needs)
         if len(ready) > 1:
             later = [s for s in ready if self.own(s) and self.struct(s, ErrorType.SERIAL_ERROR)]
@@ -367,17 +368,17 @@ class _Actor:
             tool_calls.append(self.call_for(s, raw_refs=True))
         for s in dups:
             tool, args = s.node.tool or "", self.resolve(s.node.args, t.spec(s.node.tool))
-            cid = f"dup_{s.node.id}_{s.attempts}_{_digest([t.key, 'dup', s.node.id])[:8]}"
+            cid = f"dup_{s.node.id}_{s.attempts}_{digest([t.key, 'dup', s.node.id])[:8]}"
             tool_calls.append({"name": tool, "args": args, "id": cid, "type": "tool_call"})
         names = ", ".join(tc["name"] for tc in tool_calls)
-        return _ai(f"Calling {names}.", tool_calls)
+        return ai_message(f"Calling {names}.", tool_calls)
 
-    def _call_steps(self) -> list[_Step]:
+    def _call_steps(self) -> list[StepMemory]:
         return [self.steps[n.id] for n in self.nodes if n.id in self.steps]
 
-    def call_for(self, s: _Step, raw_refs: bool) -> dict[str, Any]:
+    def call_for(self, s: StepMemory, raw_refs: bool) -> dict[str, Any]:
         t = self.t
-        cid = f"call_{s.node.id}_{s.attempts}_{_digest([t.key, s.node.id, s.attempts])[:8]}"
+        cid = f"call_{s.node.id}_{s.attempts}_{digest([t.key, s.node.id, s.attempts])[:8]}"
         if s.repeat is not None:
             tool, args = s.repeat
             return {"name": tool, "args": dict(args), "id": cid, "type": "tool_call"}
@@ -407,14 +408,14 @@ class _Actor:
                 tool, args = got
         return {"name": tool, "args": args, "id": cid, "type": "tool_call"}
 
-    def _wrong_values(self, s: _Step) -> list[Any]:
+    def _wrong_values(self, s: StepMemory) -> list[Any]:
         """Scalars from results of other steps: what a confused agent passes on."""
         own = set(referenced_nodes(s.node, self.ids))
         out: list[Any] = []
         for nid in self.order:
             if nid in own or nid not in self.steps:
                 continue
-            for fact in _scalar_values(self.steps[nid].output):
+            for fact in scalar_values(self.steps[nid].output):
                 if isinstance(fact, str):
                     out.append(fact)
         return out
@@ -436,8 +437,8 @@ class _Actor:
         keep: set[str] | None = None
         if plan is not None:
             resp = plan.get(RESPONSE)
-            if resp is not None and _CUT_SHORT in resp.desc:
-                failure = resp.desc.split(_CUT_SHORT, 1)[1].lstrip(": ") or "a step failed"
+            if resp is not None and CUT_SHORT in resp.desc:
+                failure = resp.desc.split(CUT_SHORT, 1)[1].lstrip(": ") or "a step failed"
             missing = [n for n in plan.call_nodes if n.status != "done"]
             if failure is None and missing:
                 failure = f"step {missing[0].id} ({missing[0].tool}) did not run"
@@ -449,7 +450,7 @@ class _Actor:
                 for tc in m.tool_calls:
                     names[tc.get("id") or ""] = tc["name"]
             elif isinstance(m, ToolMessage):
-                mm = _WAVE_CALL_ID.match(m.tool_call_id or "")
+                mm = WAVE_CALL_ID.match(m.tool_call_id or "")
                 nid = mm.group(1) if mm else m.tool_call_id
                 results[nid] = (
                     names.get(m.tool_call_id, m.name or "tool"),
@@ -460,10 +461,10 @@ class _Actor:
             if keep is not None and nid not in keep:
                 continue
             if isinstance(obs, Mapping) and obs and "error" not in obs:
-                got = _scalar_facts(obs)
+                got = scalar_facts(obs)
                 if got:
                     facts.append(f"{tool}: " + ", ".join(got))
-        return _phrase(failure, facts)
+        return final_answer(failure, facts)
 
     def answer(self, failure: str | None) -> str:
         facts: list[str] = []
@@ -471,9 +472,9 @@ class _Actor:
             st = self.steps.get(nid)
             if st is None or not isinstance(st.output, Mapping) or "error" in st.output:
                 continue
-            got = _scalar_facts(st.output)
+            got = scalar_facts(st.output)
             if got:
                 facts.append(f"{st.node.tool}: " + ", ".join(got))
         if not self.order:
-            facts += _facts_from_human(self.t.messages)
-        return _phrase(failure, facts)
+            facts += facts_from_human(self.t.messages)
+        return final_answer(failure, facts)

@@ -17,7 +17,7 @@ from langchain_core.messages import (
 )
 
 from replan.core import linre
-from replan.core.leaves import json_leaves
+from replan.core.leaves import scalar_leaves
 from replan.core.plan import (
     PlanNode,
     reference_text,
@@ -27,13 +27,16 @@ from replan.core.plan import (
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import canonical_json
 from replan.models.simulated.visible import (
-    _NONE,
+    NO_VALUE,
     closest,
 )
 
-_WAVE_CALL_ID = linre.compile(r"^r\d+_(.+)$")
-_CALL_ID = linre.compile(r"^(call|dup)_(.+)_(\d+)_[0-9a-f]{8}$")
-_STRUCTURAL = (
+#: a tool-call id the frontier executor gives a plan node's call in a wave (``r<k>_<node>``)
+WAVE_CALL_ID = linre.compile(r"^r\d+_(.+)$")
+#: a tool-call id the simulated actor gives its own call: ``call|dup_<node>_<attempt>_<hash>``
+CALL_ID = linre.compile(r"^(call|dup)_(.+)_(\d+)_[0-9a-f]{8}$")
+#: the plan-shape mistakes (parallelism, order, missing and redundant calls)
+STRUCTURAL_ERRORS = (
     ErrorType.PARALLELISM_ERROR,
     ErrorType.SERIAL_ERROR,
     ErrorType.TOOLCALL_MISSING,
@@ -43,15 +46,17 @@ _STRUCTURAL = (
 
 # ---------------------------------------------------------------------------------------------
 # small helpers
-def _content(m: BaseMessage) -> str:
+def message_text(m: BaseMessage) -> str:
+    """A message's text (a content-block list joined)."""
     c = m.content
     if isinstance(c, str):
         return c
     return "".join(b.get("text", "") if isinstance(b, Mapping) else str(b) for b in c)
 
 
-def _canon_message(m: BaseMessage) -> dict[str, Any]:
-    out: dict[str, Any] = {"t": m.type, "c": _content(m)}
+def canonical_message(m: BaseMessage) -> dict[str, Any]:
+    """What of a message the reply depends on (type, text, tool calls, tool-call id), as JSON."""
+    out: dict[str, Any] = {"t": m.type, "c": message_text(m)}
     if isinstance(m, AIMessage) and m.tool_calls:
         out["tc"] = [[tc["name"], tc["args"], tc.get("id")] for tc in m.tool_calls]
     if isinstance(m, ToolMessage):
@@ -59,7 +64,8 @@ def _canon_message(m: BaseMessage) -> dict[str, Any]:
     return out
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
+    """SHA-256 of ``value``'s canonical JSON: the seed of every draw (never ``hash()``)."""
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
@@ -82,7 +88,7 @@ def rewrite_refs(value: Any, mapping: Mapping[str, str], ids: Iterable[str]) -> 
     return value
 
 
-def _fabricate(schema: Mapping[str, Any] | None) -> Any:
+def fabricate(schema: Mapping[str, Any] | None) -> Any:
     """What a model writes for a value it does not have (a hallucinated placeholder)."""
     t = (schema or {}).get("type")
     t = t[0] if isinstance(t, list) and t else t
@@ -91,12 +97,12 @@ def _fabricate(schema: Mapping[str, Any] | None) -> Any:
     )
 
 
-def _convert(value: Any, schema: Mapping[str, Any]) -> Any:
-    """``value`` as the schema's type or enum, when the conversion is plain; else ``_NONE``."""
+def convert_value(value: Any, schema: Mapping[str, Any]) -> Any:
+    """``value`` as the schema's type or enum, when the conversion is plain; else ``NO_VALUE``."""
     enum = schema.get("enum")
     if enum and isinstance(value, str):
         got = closest(value, [str(e) for e in enum])
-        return next((e for e in enum if str(e) == got), _NONE) if got else _NONE
+        return next((e for e in enum if str(e) == got), NO_VALUE) if got else NO_VALUE
     t = schema.get("type")
     t = t[0] if isinstance(t, list) and t else t
     try:
@@ -113,21 +119,17 @@ def _convert(value: Any, schema: Mapping[str, Any]) -> Any:
         if t == "boolean" and isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
     except ValueError:
-        return _NONE
-    return _NONE
+        return NO_VALUE
+    return NO_VALUE
 
 
-def _scalar_facts(value: Any) -> list[str]:
+def scalar_facts(value: Any) -> list[str]:
     """Every scalar of a result as ``path: value`` (lists: their first 20 items)."""
-    return [
-        f"{'.'.join(path) or 'result'}: {v}"
-        for path, v in json_leaves(value, max_items=20)
-        if v is not None
-    ]
+    return [f"{'.'.join(path) or 'result'}: {v}" for path, v in scalar_leaves(value)]
 
 
 @dataclass
-class _Step:
+class StepMemory:
     """What the agent remembers about one plan node while acting."""
 
     node: PlanNode
@@ -144,13 +146,16 @@ class _Step:
     needed: bool = False  # a fix showed this step is needed: it is not skipped again
 
 
-class _Abort(Exception):
+class Abort(Exception):
+    """The agent gives the task up; ``reason`` goes into its final answer."""
+
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
 
 
-def _ai(content: str, tool_calls: list[dict[str, Any]] | None = None) -> AIMessage:
+def ai_message(content: str, tool_calls: list[dict[str, Any]] | None = None) -> AIMessage:
+    """A reply with a rough token count (4 characters a token, 20 per tool call)."""
     out_tokens = max(1, len(content) // 4) + 20 * len(tool_calls or [])
     return AIMessage(
         content=content,
@@ -191,7 +196,7 @@ def _fill_node(item_schema: Mapping[str, Any], node: Mapping[str, Any]) -> Any:
     return out
 
 
-def _fill_schema(
+def fill_schema(
     params: Mapping[str, Any], *, thought: str, plan: Mapping[str, Any] | None, text: str
 ) -> dict[str, Any]:
     """Pour a reply into a structured-output schema (thought, task list, plan text, answer)."""
@@ -209,7 +214,7 @@ def _fill_schema(
         elif t == "object" or (plan is not None and low in ("plan", "dag", "plan_json")):
             sub = ps.get("properties")
             if isinstance(sub, Mapping) and sub:
-                out[name] = _fill_schema(ps, thought=thought, plan=plan, text=text)
+                out[name] = fill_schema(ps, thought=thought, plan=plan, text=text)
             else:
                 out[name] = dict(plan or {})
         elif t == "string" or t is None:

@@ -1,5 +1,5 @@
 """The chat-model surface of the simulated agent: :class:`SimulatedChatModel` (LangChain
-``BaseChatModel``; one :class:`~replan.models.simulated.turn._Turn` per request)."""
+``BaseChatModel``; one :class:`~replan.models.simulated.turn.Turn` per request)."""
 
 from __future__ import annotations
 
@@ -23,13 +23,13 @@ from replan.core.wire import (
     request_kind,
 )
 from replan.models.simulated.common import (
-    _ai,
-    _canon_message,
-    _content,
-    _digest,
+    ai_message,
+    canonical_message,
+    digest,
+    message_text,
 )
 from replan.models.simulated.profiles import CompetenceProfile, load_profile
-from replan.models.simulated.turn import _Turn
+from replan.models.simulated.turn import Turn
 from replan.models.simulated.visible import (
     View,
     read_plan,
@@ -103,17 +103,17 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
         names = [t.get("function", t).get("name") for t in tools]
         schema_tool = self._schema_tool(tools, tool_choice)
         world_tools = [t for t in tools if t is not schema_tool]
-        key = _digest([[_canon_message(m) for m in messages], sorted(n for n in names if n)])
-        turn = _Turn(self, messages, world_tools, key)
+        key = digest([[canonical_message(m) for m in messages], sorted(n for n in names if n)])
+        turn = Turn(self, messages, world_tools, key)
         kind = request_kind(messages) or "act"
         if schema_tool is not None:
             msg = turn.structured(schema_tool, turn.text_reply(kind), kind)
         elif kind == "act":
             msg = turn.act()
         else:
-            msg = _ai(turn.text_reply(kind))
+            msg = ai_message(turn.text_reply(kind))
         usage = dict(msg.usage_metadata or {})
-        usage["input_tokens"] = max(1, sum(len(_content(m)) for m in messages) // 4)
+        usage["input_tokens"] = max(1, sum(len(message_text(m)) for m in messages) // 4)
         usage["total_tokens"] = usage["input_tokens"] + usage.get("output_tokens", 0)
         msg.usage_metadata = usage  # type: ignore[assignment]
         return msg
@@ -129,7 +129,7 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
 
     def read(self, view: View) -> Plan:
         """The plan a careful reader writes for the visible request (cached per request)."""
-        key = _digest([view.query, sorted(view.specs)])
+        key = digest([view.query, sorted(view.specs)])
         got = self._reads.get(key)
         if got is None:
             got = read_plan(view)

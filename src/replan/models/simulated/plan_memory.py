@@ -25,11 +25,10 @@ from replan.core.tools import ToolSpec
 from replan.core.wire import (
     json_lines,
 )
-from replan.env.world import lookup_path
 from replan.models.simulated.common import (
-    _content,
-    _scalar_facts,
+    message_text,
     rewrite_refs,
+    scalar_facts,
 )
 from replan.models.simulated.observe import (
     Reading,
@@ -38,10 +37,10 @@ from replan.models.simulated.visible import (
     value_fields,
 )
 
-_CUT_SHORT = "tell the user the request could not be completed"
+CUT_SHORT = "tell the user the request could not be completed"
 
 
-def _phrase(failure: str | None, facts: list[str]) -> str:
+def final_answer(failure: str | None, facts: list[str]) -> str:
     """The final answer: the facts obtained, or an honest report that the task failed."""
     if failure:
         text = f"I could not complete your request: {failure}."
@@ -52,28 +51,25 @@ def _phrase(failure: str | None, facts: list[str]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-def _missing() -> Any:
-    return lookup_path({}, ["__missing__"])
-
-
-def _scalar_values(value: Any) -> list[Any]:
+def scalar_values(value: Any) -> list[Any]:
+    """The scalars of an object's fields, nested objects included, arrays left out."""
     if isinstance(value, Mapping):
-        return [x for v in value.values() for x in _scalar_values(v)]
+        return [x for v in value.values() for x in scalar_values(v)]
     if isinstance(value, list):
         return []
     return [value]
 
 
-def _facts_from_human(messages: Sequence[BaseMessage]) -> list[str]:
+def facts_from_human(messages: Sequence[BaseMessage]) -> list[str]:
     """Results quoted in the conversation (a responder that gets observations as text)."""
     facts: list[str] = []
     for m in messages:
         if not isinstance(m, HumanMessage):
             continue
-        for obj in json_lines(_content(m)):
+        for obj in json_lines(message_text(m)):
             res = obj.get("result")
             if isinstance(res, Mapping) and "error" not in res:
-                got = _scalar_facts(res)
+                got = scalar_facts(res)
                 if got:
                     facts.append(f"{obj.get('tool', 'result')}: " + ", ".join(got))
     return facts
@@ -86,7 +82,8 @@ def unresolved_ref(value: Any, ids: list[str], done: set[str]) -> bool:
     )
 
 
-def _refers_to(args: Any, nid: str, ids: Iterable[str]) -> bool:
+def refers_to(args: Any, nid: str, ids: Iterable[str]) -> bool:
+    """Whether ``args`` reference the output of node ``nid``."""
     return any(r.node == nid for r in iter_references(args, list(ids)))
 
 
@@ -94,40 +91,43 @@ _RETRY_MARK = linre.compile(r"\s*\[retry (\d+)\]")
 _INSTEAD_MARK = linre.compile(r"\s*\[instead of ([^\]]+)\]")
 
 
-def _base_desc(desc: str) -> str:
+def base_desc(desc: str) -> str:
+    """A node's desc without the replanner's ``[retry k]`` and ``[instead of ...]`` marks."""
     return _INSTEAD_MARK.sub("", _RETRY_MARK.sub("", desc)).strip()
 
 
-def _retry_mark(node: PlanNode, k: int) -> PlanNode:
+def with_retry_mark(node: PlanNode, k: int) -> PlanNode:
     """``node`` whose desc records that this is its ``k``-th retry (the replanner's memory)."""
     inst = _INSTEAD_MARK.search(node.desc)
-    desc = _base_desc(node.desc) + (inst.group(0) if inst else "") + f" [retry {k}]"
+    desc = base_desc(node.desc) + (inst.group(0) if inst else "") + f" [retry {k}]"
     return node.model_copy(update={"desc": desc.strip()})
 
 
-def _mark(node: PlanNode, failed_tools: Iterable[str]) -> PlanNode:
+def with_instead_mark(node: PlanNode, failed_tools: Iterable[str]) -> PlanNode:
     """``node`` whose desc records the tools it replaces (so they are not tried again)."""
     tools = ", ".join(sorted(t for t in failed_tools if t))
-    return node.model_copy(update={"desc": f"{_base_desc(node.desc)} [instead of {tools}]".strip()})
+    return node.model_copy(update={"desc": f"{base_desc(node.desc)} [instead of {tools}]".strip()})
 
 
-def _attempts(node: PlanNode, nodes: list[PlanNode]) -> int:
+def retries_so_far(node: PlanNode, nodes: list[PlanNode]) -> int:
     """Retries so far of ``node``'s step: from its ``[retry k]`` mark or its retry ids."""
     m = _RETRY_MARK.search(node.desc)
     marked = int(m.group(1)) if m else 0
-    same = [n for n in _chain_of(nodes, node.id) if n.tool == node.tool]
+    same = [n for n in retry_chain(nodes, node.id) if n.tool == node.tool]
     return max(marked, len(same) - 1)
 
 
-def _failed_tools(node: PlanNode, nodes: list[PlanNode]) -> set[str]:
-    out = {n.tool for n in _chain_of(nodes, node.id) if n.tool and n.tool != node.tool}
+def replaced_tools(node: PlanNode, nodes: list[PlanNode]) -> set[str]:
+    out = {n.tool for n in retry_chain(nodes, node.id) if n.tool and n.tool != node.tool}
     m = _INSTEAD_MARK.search(node.desc)
     if m:
         out |= {t.strip() for t in m.group(1).split(",") if t.strip()}
     return out
 
 
-def _suspects(node: PlanNode, ids: list[str], done: set[str], reading: Reading) -> list[str]:
+def suspect_producers(
+    node: PlanNode, ids: list[str], done: set[str], reading: Reading
+) -> list[str]:
     """Executed producers whose values the rejected call passed where the world objected.
 
     Only a value that does not exist or is invalid (``precondition_failed``, ``invalid_value``)
@@ -147,7 +147,7 @@ def _suspects(node: PlanNode, ids: list[str], done: set[str], reading: Reading) 
     return list(dict.fromkeys(refs.values()))
 
 
-def _same_step(node: PlanNode, target: PlanNode) -> bool:
+def same_step(node: PlanNode, target: PlanNode) -> bool:
     """Whether ``node`` is (a possibly mistaken version of) the intended step ``target``."""
     if node.tool == target.tool:
         return True
@@ -155,13 +155,13 @@ def _same_step(node: PlanNode, target: PlanNode) -> bool:
     return bool(a | b) and len(a & b) * 2 >= len(a | b)
 
 
-def _chain_of(nodes: list[PlanNode], nid: str) -> list[PlanNode]:
+def retry_chain(nodes: list[PlanNode], nid: str) -> list[PlanNode]:
     """The node and the retries that took its role (ids ``base``, ``base.1``, ...)."""
     base = nid.split(".")[0]
     return [n for n in nodes if n.id == base or n.id.startswith(base + ".")]
 
 
-def _remap_by_kind(
+def remap_by_kind(
     args: dict[str, Any],
     old: str,
     old_spec: ToolSpec,
@@ -188,7 +188,7 @@ def _remap_by_kind(
     return out
 
 
-def _cut_short(nodes: list[PlanNode], reason: str, failed: str | None = None) -> list[PlanNode]:
+def cut_short(nodes: list[PlanNode], reason: str, failed: str | None = None) -> list[PlanNode]:
     """Drop pending calls; the response reports that the request cannot be completed.
 
     A tool-less ``stop`` node (a reasoning step: it runs nothing) records why; it depends on the
@@ -202,5 +202,5 @@ def _cut_short(nodes: list[PlanNode], reason: str, failed: str | None = None) ->
         desc=f"stop: {reason}",
         deps=[n.id for n in done if n.id not in (ROOT, failed)] or [ROOT],
     )
-    resp = PlanNode(id=RESPONSE, desc=f"{_CUT_SHORT}: {reason}", deps=[stop_id])
+    resp = PlanNode(id=RESPONSE, desc=f"{CUT_SHORT}: {reason}", deps=[stop_id])
     return [*done, stop, resp]

@@ -36,13 +36,13 @@ from replan.core.wire import (
 )
 from replan.env.mistakes import mutate_call, mutate_structure, referenced_nodes
 from replan.env.world import stable_seed
-from replan.models.simulated.actor import _Actor
+from replan.models.simulated.actor import Actor
 from replan.models.simulated.common import (
-    _STRUCTURAL,
-    _content,
-    _convert,
-    _digest,
-    _fill_schema,
+    STRUCTURAL_ERRORS,
+    convert_value,
+    digest,
+    fill_schema,
+    message_text,
     rewrite_refs,
 )
 from replan.models.simulated.observe import (
@@ -52,22 +52,22 @@ from replan.models.simulated.observe import (
     read_observation,
 )
 from replan.models.simulated.plan_memory import (
-    _attempts,
-    _base_desc,
-    _chain_of,
-    _cut_short,
-    _failed_tools,
-    _mark,
-    _refers_to,
-    _remap_by_kind,
-    _retry_mark,
-    _same_step,
-    _suspects,
+    base_desc,
+    cut_short,
+    refers_to,
+    remap_by_kind,
+    replaced_tools,
+    retries_so_far,
+    retry_chain,
+    same_step,
+    suspect_producers,
     unresolved_ref,
+    with_instead_mark,
+    with_retry_mark,
 )
 from replan.models.simulated.profiles import CALL_ERROR_TYPES
 from replan.models.simulated.visible import (
-    _NONE,
+    NO_VALUE,
     View,
     closest,
     output_kinds,
@@ -80,7 +80,7 @@ if TYPE_CHECKING:  # annotations only: model imports this module
 
 
 # ---------------------------------------------------------------------------------------------
-class _Turn:
+class Turn:
     """One request: the model's knowledge plus the messages; computes the reply."""
 
     def __init__(
@@ -97,9 +97,9 @@ class _Turn:
         self.profile = model.profile
         self.messages = list(messages)
         self.key = key
-        self.system = next((_content(x) for x in messages if isinstance(x, SystemMessage)), "")
+        self.system = next((message_text(x) for x in messages if isinstance(x, SystemMessage)), "")
         self.query = next(
-            (_content(x) for x in messages if isinstance(x, HumanMessage)), model.task.query
+            (message_text(x) for x in messages if isinstance(x, HumanMessage)), model.task.query
         )
         self.query = query_of(self.query)  # a replanner request quotes the query
         self.specs = self._specs(tools, model.task.tools)
@@ -119,7 +119,7 @@ class _Turn:
         decide the step's structural errors.
         """
         r = self.rng("decide", nid, attempt)
-        return r, [r.random() for _ in _STRUCTURAL]
+        return r, [r.random() for _ in STRUCTURAL_ERRORS]
 
     def fix_draw(self, nid: str, k: int, p: float) -> bool:
         """Whether the ``k``-th correction of step ``nid`` from an error message succeeds."""
@@ -207,7 +207,7 @@ class _Turn:
                 r, u_struct = self.decision(nid, 0)
             else:
                 r = self.rng(self.key, purpose, nid)
-                u_struct = [r.random() for _ in _STRUCTURAL]
+                u_struct = [r.random() for _ in STRUCTURAL_ERRORS]
             err = self.draw_call_error(r)
             if not any(n.id == nid for n in nodes):
                 continue
@@ -221,7 +221,7 @@ class _Turn:
                         n.model_copy(update={"tool": got[0], "args": got[1]}) if n.id == nid else n
                         for n in nodes
                     ]
-            for et, u in zip(_STRUCTURAL, u_struct, strict=True):
+            for et, u in zip(STRUCTURAL_ERRORS, u_struct, strict=True):
                 if u < self.rate(et) and any(n.id == nid for n in nodes):
                     nodes = mutate_structure(et, nodes, nid, r) or nodes
         return nodes
@@ -255,7 +255,7 @@ class _Turn:
             return self.revise()
         if kind == "replan":
             return self.replan()
-        return _content(self.act())
+        return message_text(self.act())
 
     def first_plan(self) -> str:
         intended = list(self.intended().nodes)
@@ -270,8 +270,8 @@ class _Turn:
     def revise(self) -> str:
         ai = [m for m in self.messages if isinstance(m, AIMessage)]
         human = [m for m in self.messages if isinstance(m, HumanMessage)]
-        previous = Plan.parse(_content(ai[-1])) if ai else ParseFailure(code="empty", reason="")
-        findings = json_lines(_content(human[-1])) if len(human) > 1 else []
+        previous = Plan.parse(message_text(ai[-1])) if ai else ParseFailure(code="empty", reason="")
+        findings = json_lines(message_text(human[-1])) if len(human) > 1 else []
         if isinstance(previous, ParseFailure):
             nodes = self.noisy(list(self.intended().nodes), "revise-fresh")
             text = self.plan_text(
@@ -351,8 +351,8 @@ class _Turn:
         m = linre.search(r"<thought>(.*?)</thought>", text, linre.S)
         thought = m.group(1).strip() if m else ""
         body = text.split("</thought>", 1)[-1].strip()
-        args = _fill_schema(params, thought=thought, plan=plan_json, text=body)
-        call_id = "struct_" + _digest([self.key, "structured"])[:8]
+        args = fill_schema(params, thought=thought, plan=plan_json, text=body)
+        call_id = "struct_" + digest([self.key, "structured"])[:8]
         return AIMessage(
             content="",
             tool_calls=[{"name": fn["name"], "args": args, "id": call_id, "type": "tool_call"}],
@@ -432,11 +432,14 @@ class _Turn:
             got = self.bind_chain(nodes, node, spec, chain, done)
             if got is not None:
                 old = set(ids)
-                return [_mark(n, failed) if n.id not in old and n.is_call else n for n in got]
+                return [
+                    with_instead_mark(n, failed) if n.id not in old and n.is_call else n
+                    for n in got
+                ]
         # no tool gives what the next step reads from this one (a chain of a provider's own
         # tools): replace this step together with the pending step that reads it
         for c in nodes:
-            if c.id in done or c.status == "done" or not _refers_to(c.args, nid, ids):
+            if c.id in done or c.status == "done" or not refers_to(c.args, nid, ids):
                 continue
             cspec = self.spec(c.tool)
             if cspec is None:
@@ -460,7 +463,10 @@ class _Turn:
                 got = self.bind_chain(merged, node, cspec, chain, done, also=[(spec, node.args)])
                 if got is not None:
                     old = set(ids)
-                    return [_mark(n, gone) if n.id not in old and n.is_call else n for n in got]
+                    return [
+                        with_instead_mark(n, gone) if n.id not in old and n.is_call else n
+                        for n in got
+                    ]
         return None
 
     def _read_kinds(self, nodes: list[PlanNode], nid: str, spec: ToolSpec) -> list[str]:
@@ -545,7 +551,7 @@ class _Turn:
                     val = node.args[p]
                 if val is None:
                     got = self.view.labelled(tspec, p)
-                    val = None if got is _NONE else got
+                    val = None if got is NO_VALUE else got
                 if val is not None:
                     args[p] = val
                 elif p in tspec.required:
@@ -558,7 +564,7 @@ class _Turn:
             deps = referenced_nodes(PlanNode(id="x", args=args), known)
             deps = deps or ([prev_id] if prev_id else [d for d in node.deps if d != node.id])
             new_nodes.append(
-                PlanNode(id=nid, tool=tool, args=args, desc=_base_desc(node.desc), deps=deps)
+                PlanNode(id=nid, tool=tool, args=args, desc=base_desc(node.desc), deps=deps)
             )
             prev_id, prev_spec = nid, tspec
         last = new_nodes[-1]
@@ -572,8 +578,8 @@ class _Turn:
                 out.append(n)
                 out.extend(new_nodes)
                 continue
-            if n.status != "done" and (node.id in n.deps or _refers_to(n.args, node.id, ids)):
-                args = _remap_by_kind(n.args, node.id, spec, last.id, last_spec, ids)
+            if n.status != "done" and (node.id in n.deps or refers_to(n.args, node.id, ids)):
+                args = remap_by_kind(n.args, node.id, spec, last.id, last_spec, ids)
                 if args is None:
                     return None
                 deps = [last.id if d == node.id else d for d in n.deps]
@@ -589,7 +595,7 @@ class _Turn:
         across rounds it writes into the plan itself, as a model would: a retried node's
         ``desc`` ends in ``[retry k]`` and a rerouted one in ``[instead of <tools>]``.
         """
-        human = _content([m for m in self.messages if isinstance(m, HumanMessage)][-1])
+        human = message_text([m for m in self.messages if isinstance(m, HumanMessage)][-1])
         plan_json, observations = read_replanner_request(human)
         current = Plan.parse(plan_json) if plan_json is not None else None
         if not isinstance(current, Plan):
@@ -619,7 +625,7 @@ class _Turn:
             )
             if reading.kind is ObsKind.OK:
                 continue
-            tries = _attempts(node, nodes)
+            tries = retries_so_far(node, nodes)
             failures += 1
             if reading.kind is ObsKind.INVALID:
                 if tries + 1 >= self.profile.max_attempts:
@@ -648,7 +654,7 @@ class _Turn:
                     nodes, repl = self.with_producers(
                         nodes, self.corrected(node, nodes, reading.reason)
                     )
-                nodes = self.replace_node(nodes, node, _retry_mark(repl, tries + 1))
+                nodes = self.replace_node(nodes, node, with_retry_mark(repl, tries + 1))
                 notes.append(
                     f"node {node.id} ({tool}) was rejected: {reading.reason}; "
                     + ("I corrected the call" if fix else "I try it again")
@@ -664,7 +670,7 @@ class _Turn:
         if abort:
             return self.plan_text(
                 f"I stop here: {abort}. I will tell the user the request cannot be completed.",
-                _cut_short(nodes, abort, failed_id),
+                cut_short(nodes, abort, failed_id),
             )
         if failures and self.rng(self.key, "rewrite").random() < self.profile.replan_rewrite:
             nodes = self.rewrite_pending(nodes)
@@ -688,8 +694,8 @@ class _Turn:
         noticed: bool,
     ) -> tuple[list[PlanNode], str | None, str | None]:
         """(nodes, note, abort reason) after a faulty result of ``node`` (replanner)."""
-        tries = _attempts(node, nodes)
-        failed_tools = _failed_tools(node, nodes) | {tool}
+        tries = retries_so_far(node, nodes)
+        failed_tools = replaced_tools(node, nodes) | {tool}
         alt = self.alternative(nodes, done - {node.id}, node.id, failed_tools)
         action = self.decide(
             reading,
@@ -701,7 +707,7 @@ class _Turn:
         if action == "trust":
             return nodes, None, None
         if action == "retry":
-            nodes = self.replace_node(nodes, node, _retry_mark(node, tries + 1))
+            nodes = self.replace_node(nodes, node, with_retry_mark(node, tries + 1))
             return nodes, f"{tool} failed ({reading.reason}); I retry it", None
         if action == "reroute" and alt is not None:
             return alt, f"{tool} failed ({reading.reason}); I switch to an alternative", None
@@ -750,10 +756,10 @@ class _Turn:
         """The executed node whose output fed a rejected argument, if the agent suspects it."""
         ids = [n.id for n in nodes]
         done = {n.id for n in nodes if n.status == "done"}
-        cands = _suspects(node, ids, done, reading)
+        cands = suspect_producers(node, ids, done, reading)
         if not cands:
             return None
-        tries = _attempts(node, nodes)
+        tries = retries_so_far(node, nodes)
         if (
             self.rng("suspect", node.id.split(".")[0], tries).random()
             >= self.profile.notice_implicit
@@ -776,7 +782,7 @@ class _Turn:
         intended = self.intended()
         base = node.id.split(".")[0]
         target = intended.get(base)
-        if target is not None and not (target.is_call and _same_step(node, target)):
+        if target is not None and not (target.is_call and same_step(node, target)):
             target = None
         if target is None:
             target = next((n for n in intended.call_nodes if n.tool == node.tool), None)
@@ -786,7 +792,7 @@ class _Turn:
         ids = [n.id for n in nodes]
         args = dict(target.args)
         for producer in referenced_nodes(target, [*ids, *intended.ids]):
-            holder = _chain_of(nodes, producer)
+            holder = retry_chain(nodes, producer)
             if not holder or holder[-1].id == producer:
                 continue
             last = holder[-1]
@@ -794,7 +800,7 @@ class _Turn:
             new_spec = self.spec(last.tool)
             remapped = None
             if old_spec is not None and new_spec is not None:
-                remapped = _remap_by_kind(args, producer, old_spec, last.id, new_spec, ids)
+                remapped = remap_by_kind(args, producer, old_spec, last.id, new_spec, ids)
             args = (
                 remapped if remapped is not None else rewrite_refs(args, {producer: last.id}, ids)
             )
@@ -837,13 +843,13 @@ class _Turn:
             if check.ok:
                 continue
             schema = spec.param_schema(k) or {}
-            fixed = _convert(v, schema)
-            if fixed is not _NONE and spec.check_value(k, fixed).ok:
+            fixed = convert_value(v, schema)
+            if fixed is not NO_VALUE and spec.check_value(k, fixed).ok:
                 args[k] = fixed
         earlier = [n for n in nodes if n.status == "done" and n.is_call and n.id != node.id]
         for p in sorted(spec.required - set(args)):
             kind = (spec.param_schema(p) or {}).get("x-kind")
-            val: Any = _NONE
+            val: Any = NO_VALUE
             for n in reversed(earlier):
                 nspec = self.specs.get(n.tool or "")
                 hit = (
@@ -854,13 +860,13 @@ class _Turn:
                 if hit:
                     val = reference_text(n.id, *hit)
                     break
-            if val is _NONE:
+            if val is NO_VALUE:
                 val = self.view.labelled(spec, p)
-            if val is _NONE and kind:
+            if val is NO_VALUE and kind:
                 val = self.view.literal_of_kind(str(kind), {}, None, spec, p)
-            if val is _NONE:
-                val = next((n.args[p] for n in reversed(earlier) if p in n.args), _NONE)
-            if val is not _NONE:
+            if val is NO_VALUE:
+                val = next((n.args[p] for n in reversed(earlier) if p in n.args), NO_VALUE)
+            if val is not NO_VALUE:
                 args[p] = val
         return node.model_copy(update={"tool": tool, "args": args})
 
@@ -884,7 +890,7 @@ class _Turn:
             if (
                 n.id != failed.id
                 and n.status != "done"
-                and (failed.id in n.deps or _refers_to(n.args, failed.id, ids))
+                and (failed.id in n.deps or refers_to(n.args, failed.id, ids))
             ):
                 n = n.model_copy(
                     update={
@@ -909,4 +915,4 @@ class _Turn:
 
     # -- acting -----------------------------------------------------------------------------------
     def act(self) -> AIMessage:
-        return _Actor(self).run()
+        return Actor(self).run()

@@ -244,7 +244,7 @@ class View:
             found.append(m.span(1))
             pos = m.end() - 2
         if not found:
-            return _NONE
+            return NO_VALUE
         rest = self.query[found[min(nth, len(found) - 1)][1] :]
         kname = param_kind(spec, param)
         k = self.kinds.get(kname) if kname else None
@@ -253,7 +253,7 @@ class View:
                 return ex
         raw = linre.split(r"; |\.(?:\s|$)", rest, maxsplit=1)[0].strip()
         if not raw:
-            return _NONE
+            return NO_VALUE
         schema = spec.param_schema(param) or {}
         try:
             parsed = json.loads(raw)
@@ -291,7 +291,7 @@ class View:
                 lit for lit in found if lit.start < near
             ]
         i = used.get(kind, 0)
-        return found[i].value if i < len(found) else _NONE
+        return found[i].value if i < len(found) else NO_VALUE
 
     # -- the steps the query describes -------------------------------------------------------
     def described_steps(self) -> list[tuple[int, str]]:
@@ -385,7 +385,8 @@ class _NoneType:
         return "<none>"
 
 
-_NONE: Any = _NoneType()
+#: "no value found" from a lookup in what a request shows (``None`` is a value there)
+NO_VALUE: Any = _NoneType()
 
 
 def _hit(spec: ToolSpec, kind: str) -> tuple[str, ...] | None:
@@ -408,7 +409,7 @@ class _Writer:
         args: dict[str, Any] = {}
         for p in spec.param_names:
             val = self.bind(spec, p, near, depth)
-            if val is not _NONE:
+            if val is not NO_VALUE:
                 args[p] = val
         prev = self.nodes[-1] if self.nodes and chain else None
         if prev is not None and not any(
@@ -439,7 +440,7 @@ class _Writer:
         parameters take only a value the query states for them."""
         kind = param_kind(spec, p)
         got = self.v.labelled(spec, p)
-        if got is not _NONE or p not in spec.required:
+        if got is not NO_VALUE or p not in spec.required:
             return got
         literal = kind is not None and self.v.is_literal(kind)
         if kind and self.nodes and not literal:
@@ -450,7 +451,7 @@ class _Writer:
                 return got
         if kind:
             got = self.v.literal_of_kind(kind, self.used, near, spec, p)
-            if got is not _NONE:
+            if got is not NO_VALUE:
                 self.used[kind] = self.used.get(kind, 0) + 1
                 return got
         if kind and self.nodes:
@@ -465,7 +466,7 @@ class _Writer:
                     hit = _hit(pspec, kind)
                     if nid is not None and hit is not None:
                         return reference_text(nid, *hit)
-        return _NONE
+        return NO_VALUE
 
     def reach(self, goals: Sequence[str]) -> None:
         """Plan toward the goal kinds by backward chaining over the listed tools' kinds.
@@ -493,7 +494,7 @@ class _Writer:
             ]
 
         def stated(tool: str, p: str, kind: str) -> bool:
-            return kind in given or self.v.labelled(self.v.specs[tool], p) is not _NONE
+            return kind in given or self.v.labelled(self.v.specs[tool], p) is not NO_VALUE
 
         def search(
             chosen: list[str], source: dict, goals_left: list[str], agenda: list
@@ -557,9 +558,9 @@ class _Writer:
             val: Any = self.v.labelled(spec, p)
             if src is not None and src in node_of and kind:
                 val = self._latest([self.node(node_of[src])], kind) or val
-            elif val is _NONE and p in spec.required and kind:
+            elif val is NO_VALUE and p in spec.required and kind:
                 val = self._stated(spec, p, kind)
-            if val is not _NONE:
+            if val is not NO_VALUE:
                 args[p] = val
         nid = self._next_id()
         ids = [n.id for n in self.nodes]
@@ -582,7 +583,7 @@ class _Writer:
             if len({_text(lit.value) for lit in group}) == 1:
                 return group[0].value  # reused by every call that needs it
         got = self.v.literal_of_kind(kind, self.used, None, spec, p)
-        if got is not _NONE:
+        if got is not NO_VALUE:
             self.used[kind] = self.used.get(kind, 0) + 1
         return got
 
@@ -604,7 +605,7 @@ class _Writer:
 
     def _bindable(self, spec: ToolSpec, p: str) -> bool:
         kind = param_kind(spec, p)
-        if self.v.labelled(spec, p) is not _NONE:
+        if self.v.labelled(spec, p) is not NO_VALUE:
             return True
         if not kind:
             return False
