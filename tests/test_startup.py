@@ -27,10 +27,10 @@ print(json.dumps(sorted(m for m in heavy if m in sys.modules)), file=sys.__stder
 """
 
 
-def _loaded(*argv: str, cwd: Path) -> list[str]:
-    """The heavy modules a ``replan ARGV`` run loaded (its last stderr line)."""
+def _loaded(*argv: str, cwd: Path, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``heavy`` modules a ``replan ARGV`` run loaded (its last stderr line)."""
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(heavy=HEAVY), *argv],
+        [sys.executable, "-c", PROBE.format(heavy=heavy), *argv],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -68,3 +68,10 @@ def test_a_rerun_with_nothing_to_do_loads_no_heavy_module(tmp_path: Path) -> Non
     first = _loaded(*argv, cwd=tmp_path)
     assert "langgraph" in first  # the first run ran the episodes
     assert _loaded(*argv, cwd=tmp_path) == []
+
+
+def test_suite_stats_read_the_stored_figures(tmp_path: Path) -> None:
+    """`replan suites stats toolmaze` reads the figures stored with the frozen suite: it parses
+    no instance, and loads no tool of the corpus and no graph library."""
+    heavy = (*HEAVY, "networkx", "replan.env.corpus.financial.accounts")
+    assert _loaded("suites", "stats", "toolmaze", cwd=tmp_path, heavy=heavy) == []

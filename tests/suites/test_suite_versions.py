@@ -41,6 +41,19 @@ def test_a_frozen_file_holds_the_pinned_suite(name):
     assert sv.frozen_file(name, {"seed": 1}) is None  # another seed is generated
 
 
+@pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided", "pararecover-synth"])
+def test_stored_stats_are_those_of_the_whole_frozen_suite(name):
+    """`replan suites stats` reads the figures stored when the suite was frozen; they are the
+    figures of every instance loaded from the frozen file and counted."""
+    from replan.suites import get_suite
+    from replan.suites.__main__ import STATS
+
+    counted = STATS[name](sv.read_frozen(sv.frozen_path(name)))
+    assert sv.read_frozen_stats(name, {}) == counted
+    assert get_suite(name).stats() == {"suite": name, "seed": 0, **counted}
+    assert sv.read_frozen_stats(name, {"seed": 1}) is None  # another seed is counted anew
+
+
 def test_pararecover_synth_loads_from_its_frozen_file(monkeypatch):
     from replan.suites import pararecover_synth
 
@@ -130,6 +143,16 @@ def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
     assert sv.read_frozen(path) == tasks
     assert gzip.decompress(first).decode().count("\n") == 2
     assert "up to date" in sv.build("toy", tasks, check=True)
+
+    # with the suite's statistics: checked, written beside the data file, read back
+    def count(ts):
+        return {"tasks": len(ts), "queries": sorted({t.query for t in ts})}
+
+    with pytest.raises(SystemExit, match="stale statistics"):
+        sv.build("toy", tasks, check=True, stats=count)
+    assert "up to date" in sv.build("toy", tasks, stats=count)
+    assert sv.read_frozen_stats("toy", {}) == {"tasks": 2, "queries": ["q"]}
+    assert "up to date" in sv.build("toy", tasks, check=True, stats=count)
     # the same tasks give the same bytes (no timestamp in the gzip header)
     path.unlink()
     sv.build("toy", tasks)
@@ -150,6 +173,14 @@ def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
         "reason": "a tool was added to the corpus",
     }
     assert not path.exists() and sv.read_frozen(sv.frozen_path("toy")) == changed
+    # the new version's statistics were not computed (no stats given): the old ones are gone
+    assert sv.read_frozen_stats("toy", {}) is None
+    assert not sv.frozen_stats_path("toy", "1").exists()
+    sv.build("toy", changed, stats=count)
+    assert sv.read_frozen_stats("toy", {}) == {"tasks": 2, "queries": ["other", "q"]}
+    # figures of another digest are never read as this version's
+    sv.frozen_stats_path("toy").write_text(json.dumps({"digest": "0" * 16, "stats": {}}))
+    assert sv.read_frozen_stats("toy", {}) is None
 
 
 @pytest.mark.slow
@@ -159,7 +190,7 @@ def test_regenerating_reproduces_the_pinned_digest(name):
     replan.suites freeze NAME --bump REASON``), so that runs before and after are never taken
     for one suite."""
     pinned = suite_versions()[name]
-    from replan.suites.__main__ import GENERATORS
+    from replan.suites.__main__ import GENERATORS, STATS
 
     tasks = GENERATORS[name]()  # the generator itself, not the frozen file load_suite reads
     assert len(tasks) == pinned["instances"]
@@ -169,6 +200,7 @@ def test_regenerating_reproduces_the_pinned_digest(name):
     )
     assert sv.read_frozen(sv.frozen_path(name)) == tasks  # the frozen file, in order
     assert load_suite(name) == tasks
+    assert "up to date" in sv.build(name, tasks, check=True, stats=STATS[name])
 
 
 def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):

@@ -36,8 +36,6 @@ from datetime import date
 from difflib import SequenceMatcher
 from typing import Any
 
-import networkx as nx
-
 from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.plan import (
@@ -179,6 +177,8 @@ def verify(
     """
     specs = dict(tools) if isinstance(tools, Mapping) else {t.name: t for t in tools}
     ids = plan.ids
+    import networkx as nx  # late: 0.1 s to import, and `replan suites` never verifies
+
     g = plan.graph()
     ancestors = {n: nx.ancestors(g, n) for n in ids}
     layer_of = {nid: i for i, layer in enumerate(plan.layers()) for nid in layer}

@@ -3,7 +3,7 @@
 SUITE is ``toolmaze`` (goal-level queries), ``toolmaze-guided`` (step-list queries) or
 ``pararecover-synth``. It regenerates the suite from the corpus (a
 minute or so) and writes its versioned data file
-(see :mod:`replan.suites.versions`); ``--check`` only verifies the file, ``--bump`` freezes
+(see :mod:`replan.suites.versions`) and its statistics; ``--check`` only verifies the file, ``--bump`` freezes
 changed content as the next version with a one-line reason.
 """
 
@@ -14,16 +14,23 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from replan.core.task import Task
-from replan.suites.pararecover_synth import generate_synth
-from replan.suites.toolmaze import generate
+from replan.suites.pararecover_synth import generate_synth, synth_stats
+from replan.suites.toolmaze import generate, stats
 from replan.suites.toolmaze.levels import GOAL_PER_LEVEL
-from replan.suites.versions import build
+from replan.suites.versions import StatsOf, build
 
 #: the generated suites that are frozen, and what generates each in full (default options)
 GENERATORS: dict[str, Callable[[], list[Task]]] = {
     "toolmaze": partial(generate, queries="goal", per_level=GOAL_PER_LEVEL),
     "toolmaze-guided": partial(generate, queries="guided"),
     "pararecover-synth": generate_synth,
+}
+#: what each frozen suite's ``replan suites stats`` figures are computed by (stored beside the
+#: data file, so that the command reads them instead of parsing every instance)
+STATS: dict[str, StatsOf] = {
+    "toolmaze": stats,
+    "toolmaze-guided": stats,
+    "pararecover-synth": synth_stats,
 }
 
 
@@ -39,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     fr.add_argument("--bump", metavar="REASON", help="the content changed: next version, and why")
     fr.add_argument("--check", action="store_true", help="only verify the file; write nothing")
     ns = ap.parse_args(argv)
-    print(build(ns.suite, GENERATORS[ns.suite](), bump=ns.bump, check=ns.check))
+    tasks = GENERATORS[ns.suite]()
+    print(build(ns.suite, tasks, bump=ns.bump, check=ns.check, stats=STATS[ns.suite]))
 
 
 if __name__ == "__main__":

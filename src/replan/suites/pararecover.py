@@ -25,7 +25,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field
 
 from replan.core.jsonl import LineError, iter_json
@@ -231,6 +230,8 @@ def load_instances(path: str | Path) -> tuple[list[ParaRecoverInstance], list[Lo
 
 
 def _done_waves(plan: Plan) -> list[list[str]]:
+    import networkx as nx  # late: 0.1 s to import, and loading a suite never needs it
+
     done = [n for n in plan.call_nodes if n.status == "done"]
     ids = {n.id for n in done}
     g = nx.DiGraph()

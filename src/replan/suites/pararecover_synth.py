@@ -58,7 +58,7 @@ from replan.env.world import ExecResult, World, WorldState, stable_seed
 from replan.suites.pararecover import error_type_views
 from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
-from replan.suites.versions import frozen_file, read_frozen
+from replan.suites.versions import frozen_file, read_frozen, read_frozen_stats
 
 SUITE = "pararecover-synth"
 
@@ -847,7 +847,10 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
 # the suite as replan run, replan suites and load_suite see it
 def _stats(*, seed: int = 0, progress: Any = None) -> dict[str, Any]:
     """The whole suite (frozen at the pinned seed, generated otherwise), counted
-    (:func:`synth_stats`)."""
+    (:func:`synth_stats`); at the pinned seed, the counts stored when it was frozen."""
+    frozen = read_frozen_stats(SUITE, {"seed": seed})
+    if frozen is not None:
+        return {"suite": SUITE, "seed": seed, **frozen}
     if progress is not None and frozen_file(SUITE, {"seed": seed}) is None:
         progress("generating the pararecover-synth suite", 0, 0)
     return {"suite": SUITE, "seed": seed, **synth_stats(load(seed=seed))}

@@ -4,9 +4,11 @@
 the options that define that content (``defaults``) and why the version last changed. A
 generated suite may also be *frozen*: ``data/<suite>-v<version>.jsonl.gz`` holds its instances
 (one Task JSON a line, in generation order, gzip without a timestamp), so it loads without
-regenerating. The file is built, never edited: ``python -m replan.suites freeze toolmaze``
-regenerates the suite and writes it, and refuses when the content changed unless given
-``--bump REASON`` (the next version, its digest and the reason are pinned, the old file removed).
+regenerating, and ``data/<suite>-v<version>.stats.json`` its ``replan suites stats`` figures,
+so that they are read, not counted from every instance. The files are built, never edited:
+``python -m replan.suites freeze toolmaze`` regenerates the suite and writes them, and refuses
+when the content changed unless given ``--bump REASON`` (the next version, its digest and the
+reason are pinned, the old files removed).
 A slow test regenerates each suite and checks it reproduces the pinned digest, so a corpus or
 generator change cannot slip in under an old version.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,8 @@ VERSIONS_FILE = Path(__file__).with_name("versions.json")
 DATA_DIR = Path(__file__).with_name("data")
 #: the version of tasks a caller handed to a run instead of a suite's (``replan.run(tasks=...)``)
 CUSTOM = "custom"
+#: a suite's statistics of its instances (the ``replan suites stats --json`` figures)
+StatsOf = Callable[[Sequence[Task]], dict[str, Any]]
 
 
 def suite_versions() -> dict[str, dict[str, Any]]:
@@ -110,12 +114,20 @@ def frozen_file(name: str, options: Mapping[str, Any]) -> Path | None:
     """The frozen data file of suite ``name`` when ``options`` give its defining options (the
     pinned ``defaults``; one not given counts as its default) their pinned values and the file
     exists; ``None`` otherwise (the suite is generated)."""
+    if _pinned(name, options) is None:
+        return None
+    path = frozen_path(name)
+    return path if path.is_file() else None
+
+
+def _pinned(name: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Suite ``name``'s pin when it has a digest and ``options`` give its defining options their
+    pinned values (one not given counts as its default): the frozen content; else ``None``."""
     pin = suite_versions().get(name, {})
     defaults = pin.get("defaults", {})
     if not pin.get("digest") or any(str(options.get(k, d)) != str(d) for k, d in defaults.items()):
         return None
-    path = frozen_path(name)
-    return path if path.is_file() else None
+    return pin
 
 
 def write_frozen(path: Path, tasks: Sequence[Task]) -> None:
@@ -147,13 +159,62 @@ def read_frozen(path: Path, ids: Sequence[str] | None = None) -> list[Task]:
     return [Task.model_validate_json(by_id[i]) for i in ids]
 
 
-def build(name: str, tasks: Sequence[Task], *, bump: str | None = None, check: bool = False) -> str:
+def frozen_stats_path(name: str, version: str | None = None) -> Path:
+    """The statistics file beside suite ``name``'s data file at ``version`` (default: the pinned
+    one): ``replan suites stats`` of the frozen content, computed when it was frozen."""
+    return DATA_DIR / f"{name}-v{version or suite_version(name)}.stats.json"
+
+
+def read_frozen_stats(name: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The statistics of suite ``name`` computed from its frozen file when it was frozen, when
+    ``options`` give the pinned defaults and the file holds the pinned digest's figures;
+    ``None`` otherwise (the caller computes them). Reading them costs no task parsing, which
+    for a whole suite takes most of a second."""
+    pin = _pinned(name, options)
+    path = frozen_stats_path(name)
+    if pin is None or not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return saved["stats"] if saved.get("digest") == pin["digest"] else None
+
+
+def _frozen_stats_text(digest: str, stats: Mapping[str, Any]) -> str:
+    return json.dumps({"digest": digest, "stats": stats}, ensure_ascii=False, indent=1) + "\n"
+
+
+def _sync_stats(
+    name: str, version: str, digest: str, tasks: Sequence[Task], stats: StatsOf, check: bool
+) -> None:
+    """Write (with ``check``, only verify) the statistics file of a frozen version."""
+    path = frozen_stats_path(name, version)
+    text = _frozen_stats_text(digest, stats(tasks))
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    if check:
+        raise SystemExit(
+            f"{path}: missing or stale statistics; rebuild them with "
+            f"`python -m replan.suites freeze {name}`"
+        )
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def build(
+    name: str,
+    tasks: Sequence[Task],
+    *,
+    bump: str | None = None,
+    check: bool = False,
+    stats: StatsOf | None = None,
+) -> str:
     """Freeze ``tasks``, a fresh generation of suite ``name``: write (with ``check``, only
-    verify) its data file; returns a one-line account.
+    verify) its data file and, given the suite's ``stats`` function, its statistics file;
+    returns a one-line account.
 
     Raises ``SystemExit`` with the fix when the content is not the pinned digest and no ``bump``
-    reason was given, or when ``check`` finds the file missing or stale. With ``bump`` the next
-    version is pinned with the new digest and the reason, and the old version's file removed.
+    reason was given, or when ``check`` finds a file missing or stale. With ``bump`` the next
+    version is pinned with the new digest and the reason, and the old version's files removed.
     """
     pins = suite_versions()
     pin = pins.get(name, {})
@@ -176,10 +237,15 @@ def build(name: str, tasks: Sequence[Task], *, bump: str | None = None, check: b
             "reason": bump,
         }
         write_frozen(frozen_path(name, version), tasks)
+        if stats is not None:
+            _sync_stats(name, version, digest, tasks, stats, check=False)
         path.unlink(missing_ok=True)
+        frozen_stats_path(name, pin.get("version", "1")).unlink(missing_ok=True)
         VERSIONS_FILE.write_text(dump_pins(pins), encoding="utf-8")
         return f"{name}: version {version}, digest {digest}, {len(tasks)} tasks -> {frozen_path(name, version)}"
     if path.is_file() and suite_digest(read_frozen(path)) == digest:
+        if stats is not None:
+            _sync_stats(name, version, digest, tasks, stats, check)
         return f"{name}: version {version} is up to date (digest {digest}, {len(tasks)} tasks)"
     if check:
         raise SystemExit(
@@ -187,6 +253,8 @@ def build(name: str, tasks: Sequence[Task], *, bump: str | None = None, check: b
             f"`python -m replan.suites freeze {name}`"
         )
     write_frozen(path, tasks)
+    if stats is not None:
+        _sync_stats(name, version, digest, tasks, stats, check=False)
     return f"{name}: version {version}, digest {digest}, {len(tasks)} tasks -> {path}"
 
 
@@ -206,8 +274,10 @@ __all__ = [
     "dump_pins",
     "frozen_file",
     "frozen_path",
+    "frozen_stats_path",
     "identity_label",
     "read_frozen",
+    "read_frozen_stats",
     "suite_digest",
     "suite_identity",
     "suite_version",

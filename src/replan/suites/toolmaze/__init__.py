@@ -73,6 +73,7 @@ from replan.suites.toolmaze.levels import (
     GenerationError,
 )
 from replan.suites.toolmaze.stages import BaseTask
+from replan.suites.versions import read_frozen_stats
 
 # ---------------------------------------------------------------------------------------------
 # the suite
@@ -280,8 +281,9 @@ def _stats_of(name: str, queries: str) -> Callable[..., dict]:
     """The ``stats`` hook of suite ``name`` (query style ``queries``)."""
 
     def _stats(*, seed: int = 0, progress: Callable[[str, int, int], None] | None = None) -> dict:
-        """The whole suite's figures: read from the frozen file at its seed, otherwise
-        generated (a minute or more), reporting each base task to ``progress``."""
+        """The whole suite's figures: at the pinned seed those stored when it was frozen (or
+        computed from the frozen file), otherwise from a generation (a minute or more),
+        reporting each base task to ``progress``."""
         global ON_BASE_TASK
         per_level = GOAL_PER_LEVEL if queries == "goal" else PER_LEVEL
         total = len(LEVELS) * per_level
@@ -292,6 +294,9 @@ def _stats_of(name: str, queries: str) -> Callable[..., dict]:
             if progress is not None:
                 progress(f"generating {name} {level}", sum(done_before.values()), total)
 
+        frozen = read_frozen_stats(name, {"seed": seed})
+        if frozen is not None:  # computed when the suite was frozen
+            return {"suite": name, "seed": seed, **frozen}
         tasks = read_frozen_suite(seed, LEVELS, MODES, per_level, name, per_level)
         if tasks is None:
             ON_BASE_TASK = tick

@@ -8,8 +8,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-import networkx as nx
-
 from replan.core.leaves import scalar_leaves
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
 from replan.core.task import (
@@ -1094,6 +1092,8 @@ class Generator:
         first tool on s* is the profile's named victim.
         """
         if level == "C1":
+            import networkx as nx  # late: 0.1 s to import, and only generation needs it
+
             g = star.graph()
             cands = [
                 n for n in star.call_nodes if any(d != RESPONSE for d in nx.descendants(g, n.id))
@@ -1175,6 +1175,8 @@ class Generator:
             faults.min_calls_after_fault_by_victim = by_victim
             meta["sentinel_salt"] = salt
             if permanent and base.level == "C1":
+                import networkx as nx  # late: as above
+
                 g = star_plan.graph()
                 down = nx.descendants(g, base.victim_node) - {RESPONSE}
                 checker = Checker(
