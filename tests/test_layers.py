@@ -19,7 +19,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -231,20 +230,6 @@ MODULES = {
 }
 
 
-def _runtime_body(tree: ast.Module) -> ast.Module:
-    """The module without its ``if TYPE_CHECKING:`` blocks (annotations only: they never run)."""
-
-    class Drop(ast.NodeTransformer):
-        def visit_If(self, node: ast.If) -> Any:
-            test = node.test
-            name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
-            if name == "TYPE_CHECKING":
-                return node.orelse or None
-            return self.generic_visit(node)
-
-    return Drop().visit(tree)
-
-
 def _target(name: str, modules: dict[str, Path]) -> str | None:
     """The module of ours an imported dotted name loads (its longest known prefix)."""
     while name not in modules:
@@ -255,13 +240,14 @@ def _target(name: str, modules: dict[str, Path]) -> str | None:
 
 
 def import_graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
-    """``module -> modules it imports when it runs`` (module level and function-local), each
+    """``module -> modules it imports`` (module level, function-local and under
+    ``TYPE_CHECKING``: an import for annotations is still a module the reader must know), each
     import resolved to the module it loads: ``from a.b import c`` is ``a.b.c`` when that is a
     module, else ``a.b``. Implicit imports of parent packages are not edges."""
     modules = MODULES if modules is None else modules
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = _runtime_body(ast.parse(path.read_text(encoding="utf-8")))
+        tree = ast.parse(path.read_text(encoding="utf-8"))
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         out: set[str] = set()
         for node in ast.walk(tree):
@@ -331,17 +317,109 @@ def test_no_import_circle_between_modules() -> None:
     assert not found, "\n".join(" <-> ".join(c) for c in found)
 
 
-def test_the_circle_check_sees_a_circle(tmp_path: Path) -> None:
-    """a -> b (function-local) -> c -> a is a circle; a -> d -> a only under TYPE_CHECKING is not."""
-    files = {
-        "__init__": "",
-        "a": "import replan.d\n\ndef f():\n    from replan.b import x\n",
-        "b": "import replan.c\n",
-        "c": "from replan import a\n",
-        "d": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import replan.a\n",
-    }
+def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    """Write a toy ``replan`` package (module name -> source) and map its dotted names."""
     mods = {}
     for name, text in files.items():
         (tmp_path / f"{name}.py").write_text(text)
         mods["replan" if name == "__init__" else f"replan.{name}"] = tmp_path / f"{name}.py"
-    assert circles(import_graph(mods)) == [["replan.a", "replan.b", "replan.c"]]
+    return mods
+
+
+def test_the_circle_check_sees_a_circle(tmp_path: Path) -> None:
+    """a -> b (function-local) -> c -> a is a circle, and so is e -> f -> e where f imports e only
+    under TYPE_CHECKING (an annotation still ties the two); a -> d alone is not."""
+    mods = _package(
+        tmp_path,
+        {
+            "__init__": "",
+            "a": "import replan.d\n\ndef f():\n    from replan.b import x\n",
+            "b": "import replan.c\n",
+            "c": "from replan import a\n",
+            "d": "x = 1\n",
+            "e": "from replan.f import y\n",
+            "f": "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import replan.e\n",
+        },
+    )
+    assert circles(import_graph(mods)) == [
+        ["replan.a", "replan.b", "replan.c"],
+        ["replan.e", "replan.f"],
+    ]
+
+
+# --- no underscore name across modules ----------------------------------------------------------
+def _private(name: str) -> bool:
+    """``_x`` is private to its module; ``__x__`` (a dunder) is not."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(modules: dict[str, Path] | None = None) -> list[str]:
+    """Every use of another module's underscore name, one line each: ``from replan.x import _y``
+    and ``x._y`` on a module of ours bound to ``x`` by an import (function-local imports and
+    ``TYPE_CHECKING`` blocks included). A module's own names and dunders do not count."""
+    modules = MODULES if modules is None else modules
+    out: list[str] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        bound: dict[str, str] = {}  # local name -> module of ours it is bound to
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    full = f"{base}.{alias.name}"
+                    if full in modules:
+                        bound[alias.asname or alias.name] = full
+                    if _private(alias.name) and _target(full, modules) not in (None, name):
+                        out.append(f"{name}:{node.lineno} imports {full}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules:
+                        local = alias.asname or alias.name.split(".")[0]
+                        bound[local] = alias.name if alias.asname else local
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and _private(node.attr)):
+                continue
+            chain: list[str] = []
+            value = node.value
+            while isinstance(value, ast.Attribute):
+                chain.insert(0, value.attr)
+                value = value.value
+            if not isinstance(value, ast.Name) or value.id not in bound:
+                continue
+            owner = ".".join([bound[value.id], *chain])
+            if owner in modules and owner != name:
+                out.append(f"{name}:{node.lineno} uses {owner}.{node.attr}")
+    return sorted(out)
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A module uses another's public names only: what two modules share is an interface with
+    a name and a docstring, not a reach into the other's underscores (issue 31 §3)."""
+    found = private_imports()
+    assert not found, f"{len(found)} private imports:\n" + "\n".join(found)
+
+
+def test_the_private_import_check_sees_a_reach(tmp_path: Path) -> None:
+    """``from replan.a import _x``, ``import replan.a as a; a._x`` and ``from replan import a;
+    a._x`` count; ``a``'s own ``_x``, a dunder and another library's underscore do not."""
+    mods = _package(
+        tmp_path,
+        {
+            "__init__": "",
+            "a": "_x = 1\n__all__ = ['y']\ny = _x\n",
+            "b": "def f():\n    from replan.a import _x\n",
+            "c": "import replan.a as a\n\nprint(a._x)\n",
+            "d": "from replan import a\n\nprint(a._x, a.__all__)\n",
+            "e": "from . import a\nimport os\n\nprint(a.y, os._exit)\n",
+            "f": "from replan.a import __all__\n",
+        },
+    )
+    assert private_imports(mods) == [
+        "replan.b:2 imports replan.a._x",
+        "replan.c:3 uses replan.a._x",
+        "replan.d:3 uses replan.a._x",
+    ]

@@ -4,7 +4,7 @@ next tool calls or the final answer."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -55,9 +55,7 @@ from replan.models.simulated.plan_memory import (
     scalar_values,
     suspect_producers,
 )
-
-if TYPE_CHECKING:  # annotations only: turn imports this module
-    from replan.models.simulated.turn import Turn
+from replan.models.simulated.turn import Turn
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from replan.core.task import Task
 from replan.core.wire import (
     request_kind,
 )
+from replan.models.simulated.actor import Actor
 from replan.models.simulated.common import (
     ai_message,
     canonical_message,
@@ -106,10 +107,15 @@ class SimulatedChatModel(OpenAIToolBinding, BaseChatModel):
         key = digest([[canonical_message(m) for m in messages], sorted(n for n in names if n)])
         turn = Turn(self, messages, world_tools, key)
         kind = request_kind(messages) or "act"
-        if schema_tool is not None:
+        if kind == "act":  # ReAct play (the actor); a plan request is the turn's own
+            acted = Actor(turn).run()
+            msg = (
+                acted
+                if schema_tool is None
+                else turn.structured(schema_tool, message_text(acted), kind)
+            )
+        elif schema_tool is not None:
             msg = turn.structured(schema_tool, turn.text_reply(kind), kind)
-        elif kind == "act":
-            msg = turn.act()
         else:
             msg = ai_message(turn.text_reply(kind))
         usage = dict(msg.usage_metadata or {})

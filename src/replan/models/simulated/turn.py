@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from langchain_core.messages import (
     AIMessage,
@@ -26,6 +26,7 @@ from replan.core.plan import (
     iter_references,
     reference_text,
 )
+from replan.core.task import Task
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import ToolSpec
 from replan.core.wire import (
@@ -36,7 +37,6 @@ from replan.core.wire import (
 )
 from replan.env.mistakes import mutate_call, mutate_structure, referenced_nodes
 from replan.env.world import stable_seed
-from replan.models.simulated.actor import Actor
 from replan.models.simulated.common import (
     STRUCTURAL_ERRORS,
     convert_value,
@@ -65,7 +65,7 @@ from replan.models.simulated.plan_memory import (
     with_instead_mark,
     with_retry_mark,
 )
-from replan.models.simulated.profiles import CALL_ERROR_TYPES
+from replan.models.simulated.profiles import CALL_ERROR_TYPES, CompetenceProfile
 from replan.models.simulated.visible import (
     NO_VALUE,
     View,
@@ -75,8 +75,18 @@ from replan.models.simulated.visible import (
     value_fields,
 )
 
-if TYPE_CHECKING:  # annotations only: model imports this module
-    from replan.models.simulated.model import SimulatedChatModel
+
+class ModelState(Protocol):
+    """What a turn reads of the model that answers: its task (the id for its random streams, and
+    the query and tool list a request lacking them would carry), profile, seed, corpus, and its
+    cached reading of a request (:class:`~replan.models.simulated.model.SimulatedChatModel`)."""
+
+    task: Task
+    profile: CompetenceProfile
+    seed: int
+    corpus: Any
+
+    def read(self, view: View) -> Plan: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -85,7 +95,7 @@ class Turn:
 
     def __init__(
         self,
-        model: SimulatedChatModel,
+        model: ModelState,
         messages: Sequence[BaseMessage],
         tools: Sequence[Mapping[str, Any]],
         key: str,
@@ -249,13 +259,14 @@ class Turn:
 
     # -- replies ---------------------------------------------------------------------------------
     def text_reply(self, kind: str) -> str:
+        """The reply to a ``plan``, ``revise`` or ``replan`` request (acting is the actor's)."""
         if kind == "plan":
             return self.first_plan()
         if kind == "revise":
             return self.revise()
         if kind == "replan":
             return self.replan()
-        return message_text(self.act())
+        raise ValueError(f"a turn writes plans, not {kind!r} replies")
 
     def first_plan(self) -> str:
         intended = list(self.intended().nodes)
@@ -912,7 +923,3 @@ class Turn:
                 n = n.model_copy(update={"tool": c.tool, "args": c.args})
             fixed.append(n)
         return self.noisy(fixed, "rewrite")
-
-    # -- acting -----------------------------------------------------------------------------------
-    def act(self) -> AIMessage:
-        return Actor(self).run()
