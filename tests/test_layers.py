@@ -27,6 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "replan"
 #: layer of each top-level part of the package (a module's own layer comes from :func:`layer_of`)
 RANK = {
     "samples": 0,
+    "lazy": 0,  # the lazy-export helper every package's ``__getattr__`` is made by
     "core": 0,
     "env": 1,
     "models": 2,

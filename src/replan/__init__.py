@@ -8,8 +8,7 @@ Episodes with nothing running.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from replan.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -39,14 +38,9 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Everything loads on first use: ``import replan`` (and so ``replan --help``) loads none
-    of the data model, LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py``
-    checks it)."""
-    if name in _LAZY:
-        mod, attr = _LAZY[name]
-        return getattr(importlib.import_module(mod), attr)
-    raise AttributeError(f"module 'replan' has no attribute {name!r}")
+#: everything loads on first use: ``import replan`` (and so ``replan --help``) loads none of
+#: the data model, LangGraph, LangChain, networkx or the corpus (``tests/test_layers.py`` checks it)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = [*_LAZY]

@@ -18,7 +18,7 @@ Names load on first use, so ``import replan.inplace`` stays light.
 
 from __future__ import annotations
 
-from typing import Any
+from replan.lazy import lazy_exports
 
 _LAZY = {
     "FaultSchedule": "replan.env.tool_faults",
@@ -39,12 +39,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'replan.inplace' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, {name: (module, name) for name, module in _LAZY.items()})
 
 
 __all__ = sorted(_LAZY)

@@ -26,9 +26,9 @@ exponential backoff with jitter); a model that keeps failing ends its episode wi
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from replan.lazy import lazy_exports
 from replan.models.registry import MODEL_KINDS, ModelKind, kind_of, model_kind
 
 if TYPE_CHECKING:
@@ -50,11 +50,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        mod, attr = _LAZY[name]
-        return getattr(importlib.import_module(mod), attr)
-    raise AttributeError(f"module 'replan.models' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 SPEC_HELP = (

@@ -11,9 +11,10 @@ of inline script). The plots are also written beside it as
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
+
+from replan.lazy import lazy_exports
 
 REPORT_FILE = "report.html"
 
@@ -39,11 +40,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        mod, attr = _LAZY[name]
-        return getattr(importlib.import_module(mod), attr)
-    raise AttributeError(f"module 'replan.report' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def code_stamp() -> list[Any]:

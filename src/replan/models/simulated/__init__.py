@@ -64,9 +64,7 @@ rates and fault handling), ``visible`` (what a request shows: the query, the too
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from replan.lazy import lazy_exports
 from replan.models.simulated import kind  # noqa: F401  (registers ``simulated:``)
 
 #: loaded on first use: the model kind (and the profiles) load without LangChain
@@ -77,11 +75,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        mod, attr = _LAZY[name]
-        return getattr(importlib.import_module(mod), attr)
-    raise AttributeError(f"module 'replan.models.simulated' has no attribute {name!r}")
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 __all__ = ["SimulatedChatModel", "rewrite_refs", "unresolved_ref"]
