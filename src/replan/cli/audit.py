@@ -19,27 +19,27 @@ def _pct(x: float | None) -> str:
 
 
 def type_table(title: str, report: dict[str, Any]) -> Table:
-    """Per error type: tagged instances, detection, false alarms, and whether it is decided
-    statically (a rate on fewer than ``MIN_TAGGED`` instances is marked as too few; a type the
-    plan alone cannot decide reads "not statically decidable" instead of a rate)."""
-    from replan.suites.audit import MIN_TAGGED
+    """Per error type: detected/tagged; detected/decidable (the tagged instances the plan alone
+    can decide; a rate on fewer than ``MIN_TAGGED`` of them is starred as too few); how many
+    tagged instances need the task's meaning; false alarms. A type no plan-only rule decides
+    reads "not static" instead of a rate."""
 
     table = Table(title=title)
-    for col in ("type", "tagged", "detected", "detection", "false alarms", "static"):
-        table.add_column(col, justify="left" if col in ("type", "static") else "right")
+    for col in ("type", "detected", "decidable", "needs meaning", "false alarms"):
+        table.add_column(col, justify="left" if col == "type" else "right", no_wrap=True)
     for name, row in report["by_type"].items():
-        det = _pct(row["detection"])
-        if not row["static"]:
-            det = "not statically decidable"  # a rate here would be a guess (see below)
-        elif row["tagged"] and row["few"]:
-            det += f" (n<{MIN_TAGGED})"
+        dec, meaning = "not static", "-"  # a rate here would be a guess (see the note below)
+        if row["static"]:
+            dec = f"{row['detected_decidable']}/{row['decidable']}"
+            if row["decidable"]:
+                dec += f" {_pct(row['detection_decidable'])}" + ("*" if row["few"] else "")
+            meaning = str(row["needs_meaning"])
         table.add_row(
             name,
-            str(row["tagged"]),
-            str(row["detected"]),
-            det,
-            f"{row['false_alarms']}/{row['others']} = {_pct(row['false_alarm_rate'])}",
-            "yes" if row["static"] else "no",
+            f"{row['detected']}/{row['tagged']}",
+            dec,
+            meaning,
+            f"{row['false_alarms']}/{row['others']} {_pct(row['false_alarm_rate'])}",
         )
     return table
 
@@ -53,7 +53,7 @@ def audit_pararecover(
 ) -> None:
     """Per error type: how often the verifier raises it on instances tagged with it
     (detection) and on instances tagged otherwise (false alarms); per tag: parse failures."""
-    from replan.suites.audit import audit_file, merge_reports
+    from replan.suites.audit import MIN_TAGGED, audit_file, merge_reports
 
     reports = [audit_file(p) for p in paths]
     err = plain_console(stderr=True)
@@ -75,6 +75,16 @@ def audit_pararecover(
                 rep,
             )
         )
+    by_level: dict[str, list[dict[str, Any]]] = {}
+    for rep in reports:
+        by_level.setdefault(rep["level"] or "?", []).append(rep)
+    if len(by_level) > 1:  # each level pooled on its own: rules read on one, measured on another
+        for level, reps in sorted(by_level.items()):
+            if len(reps) > 1:
+                lv = merge_reports(reps)
+                console.print(
+                    type_table(f"{level}, {len(reps)} files: {lv['instances']} instances", lv)
+                )
     if pooled is not None:
         console.print(
             type_table(
@@ -86,6 +96,16 @@ def audit_pararecover(
     console.print("Not decided statically (no plan-only rule can tell them):")
     for name, why in reports[0]["not_static"].items():
         console.print(f"  {name}: {why}")
+    console.print(
+        "detected: raised on d of the t tagged instances. decidable: the same on the tagged "
+        "instances the plan alone can decide (* fewer than "
+        f"{MIN_TAGGED}); needs meaning: tagged instances it cannot (every call done, no "
+        "unfinished call showing what it takes, no tool called twice, no unfinished call "
+        "waiting for another: replan.suites.audit.undecidable), listed here:"
+    )
+    for rep in reports:
+        for x in rep["needs_meaning"]:
+            console.print(f"  {Path(rep['file']).name}:{x['id']} {x['type']}: {x['why']}")
     console.print(
         "A false alarm is a finding of a type on an instance tagged with another type; real "
         "instances often hold more errors than their one tag, so it is an upper bound."

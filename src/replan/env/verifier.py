@@ -211,7 +211,7 @@ def verify(
     sym = _SymbolicState(world)
     seen_calls: dict[str, str] = {}
     done_calls: dict[str, str] = {}
-    recorded = dict(outputs or {})
+    recorded = results_read(plan, outputs) if unfinished else dict(outputs or {})
 
     for nid in order:
         node = nodes[nid]
@@ -361,7 +361,7 @@ def verify(
                 if not res.ok:
                     add(nid, res.code, f"node {nid}: {res.message}", param=key)
                 else:
-                    why = invalid_content(value, pschema, key in spec.required)
+                    why = invalid_content(value, pschema, key in spec.required, key)
                     if why is not None:
                         add(nid, VerdictCode.INVALID_VALUE, f"node {nid}.{key} {why}", param=key)
                 for other in textual_references(value, ids, callers) - {nid}:
@@ -378,6 +378,14 @@ def verify(
                     "embedded reference",
                     param=key,
                 )
+        if unfinished and node.status != "done":
+            # a value only one other node's result holds was copied from that result
+            for producer, key in _copied_from(
+                nid, args, nodes, ancestors, specs, plan_values, recorded, given
+            ).items():
+                referenced.add(producer)
+                if producer not in ancestors[nid]:
+                    missing_refs.setdefault(producer, key)
         # the node's own description may say whose output it works on ("using task 2's list")
         said = textual_references(node.desc, ids, callers) - {nid}
         # dependencies that carry no data. Where the producer declares no output (free-text
@@ -539,7 +547,29 @@ def _real_date(text: str) -> bool:
     return True
 
 
-def invalid_content(value: Any, pschema: Mapping[str, Any] | None, required: bool) -> str | None:
+#: a web address as RFC 3986 writes one (a scheme, ``https://x``, ``mailto:a@b``) or a bare host
+#: with an optional path (``www.example.com/x``)
+_URL = linre.compile(
+    r"^(?:[a-z][a-z0-9+.\-]*:(?://\S+|[^/\s]\S*)|(?:[a-z0-9\-]+\.)+[a-z]{2,}(?:[/:?#]\S*)?)$",
+    linre.I,
+)
+_URL_WORD = linre.compile(r"(?:^|[^a-z])(?:url|uri)s?(?:[^a-z]|$)", linre.I)
+
+
+def wants_url(name: str, pschema: Mapping[str, Any] | None) -> bool:
+    """Whether a parameter states that its value is a web address: its schema's ``format`` is
+    ``uri``/``url``, or its name or description names a URL (``video_url``, "page URL")."""
+    schema = pschema or {}
+    if str(schema.get("format") or "").lower() in ("uri", "url", "iri"):
+        return True
+    if "string" not in (_types(schema) or {"string"}):
+        return False
+    return bool(_URL_WORD.search(name) or _URL_WORD.search(str(schema.get("description") or "")))
+
+
+def invalid_content(
+    value: Any, pschema: Mapping[str, Any] | None, required: bool, name: str = ""
+) -> str | None:
     """Why a value of the declared type cannot be a real value, or ``None``.
 
     Parameter_Invalid, ParaRecover Table 12: "some tool-call nodes assign parameter values with
@@ -547,7 +577,9 @@ def invalid_content(value: Any, pschema: Mapping[str, Any] | None, required: boo
     the call provides an invalid value such as '2026/02/32'." Each case below is a value whose
     type fits but whose content is not a value: a schema description or a bare type word where
     an object belongs; a date that the parameter's stated YYYY-MM-DD format cannot read, or
-    that is no calendar day; an empty value for a required parameter. Text that names another
+    that is no calendar day; text that is no web address where the parameter states a URL
+    (:func:`wants_url`: ``"下载链接"``, "download link", for ``url``), the same case as the
+    definition's date; an empty value for a required parameter. Text that names another
     node's output in words ("task1中输出的视频URL") under a string parameter is not flagged: the
     real files tag that same pattern Parameter_Invalid in some instances and leave it untagged
     in others (their tool agent reads such words), so the plan alone cannot decide it.
@@ -560,6 +592,9 @@ def invalid_content(value: Any, pschema: Mapping[str, Any] | None, required: boo
     wants_date = (pschema or {}).get("format") == "date" or "yyyy-mm-dd" in desc.lower()
     if wants_date and isinstance(value, str) and value.strip() and not _real_date(value):
         return f"holds {value!r}, which is not a date written YYYY-MM-DD"
+    is_text = isinstance(value, str) and bool(value.strip())
+    if is_text and wants_url(name, pschema) and not _URL.match(value.strip()):
+        return f"holds {value!r}, which is not a web address (URL)"
     if required and (value in ("", [], {}) or (isinstance(value, str) and not value.strip())):
         return f"holds an empty value ({value!r}) for a required parameter"
     return None
@@ -606,6 +641,97 @@ def _shares_entity(
             return True
     mine = _not_given(mine, given, names=True)
     return any(_in_text(mine, out) for out in recorded.values())
+
+
+def results_read(plan: Plan, outputs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Node id -> what the plan shows of its result: the recorded result (``outputs``) and, for
+    a node that has run, its description, where the real ParaRecover files write the result
+    once the node has run ("... Result: [...]")."""
+    out: dict[str, Any] = dict(outputs or {})
+    for n in plan.call_nodes:
+        if n.status == "done" and n.desc:
+            out[n.id] = [out.get(n.id), n.desc]
+    return out
+
+
+def _wordy(value: str) -> bool:
+    """Whether a value is text with 3+ letters: numbers, dates and times coincide too easily
+    (a timestamp the plan invents may match one a result holds) to tell that one was copied."""
+    return sum(c.isalpha() for c in value) >= 3
+
+
+def holds_result_text(
+    args: Any, results: Iterable[Any], given: str | None = None, others: Any = None
+) -> bool:
+    """Whether ``args`` hold a text value that one of ``results`` contains: a value copied from
+    a result. Only text with 3+ letters counts (:func:`_wordy`), and not a value the
+    user's request (``given``) states or that other calls are given too (``others``, their
+    arguments): such a value is an entity passed through the plan, not taken from a result."""
+    mine = {v for v in _scalars(args) if _wordy(v)}
+    mine = _not_given(mine, given, names=True) - _scalars(others)
+    return bool(mine) and any(_in_text(mine, r) for r in results)
+
+
+def _copied_from(
+    nid: str,
+    args: Mapping[str, Any],
+    nodes: Mapping[str, PlanNode],
+    ancestors: Mapping[str, set[str]],
+    specs: Mapping[str, ToolSpec],
+    plan_values: Mapping[str, set[str]],
+    recorded: Mapping[str, Any],
+    given: str | None,
+) -> dict[str, str]:
+    """Nodes whose result a call copies a value from, each with the parameter holding it.
+
+    Dependence_Null, ParaRecover Table 12: "some nodes have missing dependencies"; a node
+    depends on another when it needs that node's result (Parallelism_Error's own example:
+    "node 2 requires the execution result of node 1 as its input parameter"). Where results are
+    free text (the producer's tool declares no output), a plan passes a result on by copying
+    from it into a literal value. A value counts as copied from node ``m`` when it is text with
+    3+ letters (:func:`_wordy`), the user's request does not state
+    it, no other call of the plan is given it, nothing the call could already wait for holds it
+    (its ancestors' arguments, descriptions and results, the root's description), and exactly
+    one other node that has run -- neither the call's ancestor nor its descendant -- holds it in
+    its result (its recorded result, or the description a node that has run carries, where the
+    real files write the result).
+    """
+    mine: dict[str, str] = {}
+    for key, value in args.items():
+        for v in _scalars(value):
+            if _wordy(v):
+                mine.setdefault(v, key)
+    mine = {v: k for v, k in mine.items() if not (given and _in_text({v}, given))}
+    mine = {
+        v: k
+        for v, k in mine.items()
+        if not any(v in vals for other, vals in plan_values.items() if other != nid)
+    }
+    if not mine:
+        return {}
+
+    def holds(m: str) -> list[Any]:
+        n = nodes[m]
+        return [n.args, n.positional, n.desc, recorded.get(m)]
+
+    upstream = [x for m in ancestors[nid] if m in nodes for x in holds(m)]
+    mine = {v: k for v, k in mine.items() if not any(_in_text({v}, u) for u in upstream)}
+    sources = [
+        m
+        for m, n in nodes.items()
+        if m != nid
+        and n.is_call
+        and n.status == "done"
+        and m not in ancestors[nid]
+        and nid not in ancestors[m]
+        and not _declares_output(specs.get(n.tool or ""))
+    ]
+    out: dict[str, str] = {}
+    for v, key in mine.items():
+        found = [m for m in sources if _in_text({v}, recorded.get(m))]
+        if len(found) == 1:
+            out.setdefault(found[0], key)
+    return out
 
 
 def _declares_output(spec: ToolSpec | None) -> bool:
@@ -839,9 +965,11 @@ def verify_text(
 
 __all__ = [
     "RESPONSE",
+    "holds_result_text",
     "invalid_content",
     "node_args",
     "reference_token",
+    "results_read",
     "textual_references",
     "types_compatible",
     "verify",

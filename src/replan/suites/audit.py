@@ -28,10 +28,18 @@ from pathlib import Path
 from typing import Any
 
 from replan.core import linre
-from replan.core.plan import Plan
+from replan.core.leaves import json_leaves
+from replan.core.plan import RESPONSE, ROOT, Plan, iter_references
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import canonical_json
-from replan.env.verifier import node_args, verify
+from replan.env.verifier import (
+    holds_result_text,
+    node_args,
+    reference_token,
+    results_read,
+    textual_references,
+    verify,
+)
 from replan.suites.pararecover import (
     FunCall,
     LoadError,
@@ -130,6 +138,124 @@ WHOLE_PLAN_TYPES = frozenset(
 DEPENDENCE_PARSE_FAILURES = frozenset({"unknown_dep", "cycle"})
 
 
+#: Types whose question is which node must wait for which. Table 12 answers it by what a node
+#: takes: "node 2 requires the execution result of node 1 as its input parameter"
+#: (Parallelism_Error); "node 3 should depend on node 2" (Dependence_Error); "some nodes have
+#: missing dependencies" (Dependence_Null).
+DEPENDENCY_TYPES = frozenset(
+    {ErrorType.DEPENDENCE_ERROR, ErrorType.DEPENDENCE_NULL, ErrorType.PARALLELISM_ERROR}
+)
+
+
+def _states_data_flow(inst: ParaRecoverInstance, plan: Plan) -> bool:
+    """Whether some unfinished call of ``plan`` shows what it takes from another node: a
+    reference to another node's output (``${2.x}``, a token ``task2_output``, words ``"task2的
+    结果"``, in its arguments or its description), or a text value that a result the plan shows
+    contains (a value copied from that result)."""
+    ids = plan.ids
+    callers = {n.id: n.tool for n in plan.call_nodes if n.tool}
+    specs = {t.name: t for t in inst.tools}
+    results = results_read(plan, recorded_outputs(inst))
+    given = {n.id: node_args(n, specs.get(n.tool or "")) for n in plan.call_nodes}
+    for n in plan.call_nodes:
+        if n.status == "done":
+            continue
+        args = given[n.id]
+        if any(r.node != n.id for r in iter_references(args, ids)):
+            return True
+        if any(reference_token(v, ids) not in (None, n.id) for _, v in json_leaves(args)):
+            return True
+        if textual_references([args, n.desc], ids, callers) - {n.id}:
+            return True
+        other_results = [r for m, r in results.items() if m != n.id]
+        other_args = [a for m, a in given.items() if m != n.id]
+        if holds_result_text(args, other_results, inst.query, other_args):
+            return True
+    return False
+
+
+def _malformed_dependencies(inst: ParaRecoverInstance, plan: Plan) -> bool:
+    """Whether the dependencies are wrong whatever the task: a node other than the root that
+    depends on nothing, an unfinished call the response does not wait for, or an unfinished
+    call identical (same tool, same arguments) to another call that it does not wait for."""
+    if any(not n.deps for n in plan.nodes if n.id != ROOT):
+        return True
+    ids = set(plan.ids)
+    pending = [n for n in plan.call_nodes if n.status != "done"]
+    if RESPONSE in ids:
+        before = plan.ancestors(RESPONSE)
+        if any(n.id not in before for n in pending):
+            return True
+    specs = {t.name: t for t in inst.tools}
+    sig = {
+        n.id: canonical_json([n.tool, node_args(n, specs.get(n.tool or ""))])
+        for n in plan.call_nodes
+    }
+    for n in pending:
+        mine = plan.ancestors(n.id)
+        for m in plan.call_nodes:
+            if (
+                m.id != n.id
+                and sig[m.id] == sig[n.id]
+                and m.id not in mine
+                and n.id not in plan.ancestors(m.id)
+            ):
+                return True
+    return False
+
+
+def undecidable(inst: ParaRecoverInstance) -> dict[str, str]:
+    """Static types the plan alone cannot decide on this instance, each with the reason.
+
+    The criterion reads the plan, never the tag or the instance's wording, and follows Table 12:
+
+    - every plan-error definition places the error "in the unfinished tasks of the updated
+      DAG": when every call of the plan is marked done there is nothing unfinished to judge
+      (a tag there points at the calls already run, which is the task's meaning, not the plan);
+    - a plan that does not parse shows none of its calls, except that a dependency on a node
+      it does not have, or on itself, is itself a Dependence_Error;
+    - Serial_Error is "two nodes ... represented as having a sequential dependency" in the
+      unfinished tasks: with no unfinished call waiting for another there is no such pair;
+    - Toolcall_Redundancy is "some unnecessary tool calls": whether a call is needed follows
+      from the task, except for a call that repeats another (its result is had already); with
+      no tool called twice, one call of it unfinished, only the task's meaning can tell;
+    - :data:`DEPENDENCY_TYPES` ask what a node must wait for, which is what it takes. When no
+      unfinished call shows what it takes from another node (:func:`_states_data_flow`) and the
+      dependencies are well formed (:func:`_malformed_dependencies`), which step must come
+      first follows from the task's meaning (water after covering the soil; brew after checking
+      the beans), not from the plan.
+    """
+    plan = inst.plan
+    if not isinstance(plan, Plan):
+        why = f"the plan does not parse ({plan.reason})"
+        dep_ok = plan.code in DEPENDENCE_PARSE_FAILURES
+        return {
+            et.value: why
+            for et in STATIC_TYPES
+            if not (dep_ok and et is ErrorType.DEPENDENCE_ERROR)
+        }
+    pending = [n for n in plan.call_nodes if n.status != "done"]
+    if not pending:
+        why = "every call is marked done: nothing unfinished, where Table 12 places the error"
+        return {et.value: why for et in STATIC_TYPES}
+    out: dict[str, str] = {}
+    pending_ids = {n.id for n in pending}
+    if not any(set(n.deps) & pending_ids for n in pending):
+        out[ErrorType.SERIAL_ERROR.value] = "no unfinished call waits for another unfinished one"
+    tools = Counter(n.tool for n in plan.call_nodes)
+    if not any(tools[n.tool] > 1 for n in pending):
+        out[ErrorType.TOOLCALL_REDUNDANCY.value] = (
+            "no tool is called twice: whether a call is needed follows from the task's meaning"
+        )
+    if not _states_data_flow(inst, plan) and not _malformed_dependencies(inst, plan):
+        why = (
+            "no unfinished call shows what it takes from another node: which must wait for "
+            "which follows from the task's meaning"
+        )
+        out |= {et.value: why for et in DEPENDENCY_TYPES}
+    return out
+
+
 def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
     """Per-instance result: parse status, the error types raised, and whether the tag is hit."""
     tags = set(inst.error_types)
@@ -143,6 +269,7 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
             "parse_error": inst.plan.reason,
             "raised": sorted(t.value for t in raised_p),
             "detected": bool(raised_p & tags),
+            "undecidable": undecidable(inst),
         }
     findings = verify(
         inst.plan, inst.tools, outputs=recorded_outputs(inst), given=inst.query, unfinished=True
@@ -159,6 +286,7 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
         "parse_error": None,
         "raised": sorted(t.value for t in raised),
         "detected": bool(raised & tags),
+        "undecidable": undecidable(inst),
         "findings": [f.model_dump(mode="json") for f in findings],
     }
 
@@ -167,27 +295,59 @@ def _rate(k: int, n: int) -> float | None:
     return round(k / n, 4) if n else None
 
 
+def _row(
+    et: ErrorType, tagged: int, detected: int, meaning: int, det_meaning: int, others: int, fa: int
+) -> dict[str, Any]:
+    """One type's row: detection over all tagged instances and over those the plan alone can
+    decide (``decidable``: tagged less ``needs_meaning``, see :func:`undecidable`); the
+    target (``few`` below) applies to the decidable ones."""
+    decidable = tagged - meaning
+    return {
+        "tagged": tagged,
+        "detected": detected,
+        "detection": _rate(detected, tagged),
+        "decidable": decidable,
+        "detected_decidable": detected - det_meaning,
+        "detection_decidable": _rate(detected - det_meaning, decidable),
+        "needs_meaning": meaning,
+        "detected_needs_meaning": det_meaning,
+        "others": others,
+        "false_alarms": fa,
+        "false_alarm_rate": _rate(fa, others),
+        "static": et in STATIC_TYPES,
+        "few": decidable < MIN_TAGGED,
+    }
+
+
 def audit_file(path: str | Path) -> dict[str, Any]:
     """The audit report of one file (the ``--json`` object of ``replan audit pararecover``).
 
     ``by_type`` holds, for each of the 14 types: ``tagged`` (instances tagged with it),
     ``detected`` (of those, how many it was raised on), ``detection`` (their share; ``None``
     when none is tagged), ``others`` / ``false_alarms`` / ``false_alarm_rate`` (the same on the
-    instances tagged otherwise), ``static`` (whether the verifier decides it from the plan) and
-    ``few`` (fewer than :data:`MIN_TAGGED` tagged instances: too few to claim a rate).
+    instances tagged otherwise), ``static`` (whether the verifier decides it from the plan),
+    ``decidable`` / ``needs_meaning`` (the tagged instances the plan alone can or cannot decide,
+    by :func:`undecidable`), ``detected_decidable`` / ``detection_decidable`` and
+    ``detected_needs_meaning``, and ``few`` (fewer than :data:`MIN_TAGGED` decidable instances:
+    too few to claim a rate). ``needs_meaning`` lists each such (instance, type) with its reason.
     """
     by_tag: dict[str, dict[str, int]] = {}
     tagged: Counter[str] = Counter()
     detected: Counter[str] = Counter()
+    meaning: Counter[str] = Counter()  # tagged, but the plan alone cannot decide it
+    detected_meaning: Counter[str] = Counter()
     raised_elsewhere: Counter[str] = Counter()
     others: Counter[str] = Counter()
     errors: list[LoadError] = []
+    needs_meaning: list[dict[str, Any]] = []
     instances = parse_errors = 0
+    levels: set[str] = set()
     for item in iter_instances(path):
         if isinstance(item, LoadError):
             errors.append(item)
             continue
         instances += 1
+        levels.add(item.level)
         res = audit_instance(item)
         if res["parse_error"]:
             parse_errors += 1
@@ -202,29 +362,36 @@ def audit_file(path: str | Path) -> dict[str, Any]:
             if et.value in tags:
                 tagged[et.value] += 1
                 detected[et.value] += int(hit)
+                if et.value in res["undecidable"]:
+                    needs_meaning.append(
+                        {"id": item.id, "type": et.value, "why": res["undecidable"][et.value]}
+                    )
+                    meaning[et.value] += 1
+                    detected_meaning[et.value] += int(hit)
             else:
                 others[et.value] += 1
                 raised_elsewhere[et.value] += int(hit)
     by_type = {
-        et.value: {
-            "tagged": tagged[et.value],
-            "detected": detected[et.value],
-            "detection": _rate(detected[et.value], tagged[et.value]),
-            "others": others[et.value],
-            "false_alarms": raised_elsewhere[et.value],
-            "false_alarm_rate": _rate(raised_elsewhere[et.value], others[et.value]),
-            "static": et in STATIC_TYPES,
-            "few": tagged[et.value] < MIN_TAGGED,
-        }
+        et.value: _row(
+            et,
+            tagged[et.value],
+            detected[et.value],
+            meaning[et.value],
+            detected_meaning[et.value],
+            others[et.value],
+            raised_elsewhere[et.value],
+        )
         for et in ErrorType
     }
     return {
         "file": str(path),
+        "level": "+".join(sorted(levels)) or None,
         "instances": instances,
         "parse_errors": parse_errors,
         "line_errors": [e.model_dump() for e in errors],
         "by_tag": dict(sorted(by_tag.items())),
         "by_type": by_type,
+        "needs_meaning": needs_meaning,
         "false_alarm_rate": {
             k: round(raised_elsewhere[k] / others[k], 4) for k in sorted(others) if others[k]
         },
@@ -237,20 +404,20 @@ def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
     by_type: dict[str, dict[str, Any]] = {}
     for et in ErrorType:
         rows = [r["by_type"][et.value] for r in reports]
-        t = sum(r["tagged"] for r in rows)
-        d = sum(r["detected"] for r in rows)
-        o = sum(r["others"] for r in rows)
-        f = sum(r["false_alarms"] for r in rows)
-        by_type[et.value] = {
-            "tagged": t,
-            "detected": d,
-            "detection": _rate(d, t),
-            "others": o,
-            "false_alarms": f,
-            "false_alarm_rate": _rate(f, o),
-            "static": et in STATIC_TYPES,
-            "few": t < MIN_TAGGED,
-        }
+        by_type[et.value] = _row(
+            et,
+            *(
+                sum(r[k] for r in rows)
+                for k in (
+                    "tagged",
+                    "detected",
+                    "needs_meaning",
+                    "detected_needs_meaning",
+                    "others",
+                    "false_alarms",
+                )
+            ),
+        )
     return {
         "files": [r["file"] for r in reports],
         "instances": sum(r["instances"] for r in reports),
