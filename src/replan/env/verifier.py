@@ -482,6 +482,9 @@ def verify(
                     f"node {nid} repeats node {twin} without waiting for it: a retry runs only "
                     f"after the attempt it repeats; make {nid} depend on {twin} or drop it",
                 )
+            # a repeat of a call that has run is still a pending attempt: a second repeat
+            # beside it is scheduled in parallel with it
+            seen_calls.setdefault(sig, nid)
         else:
             seen_calls[sig] = nid
     # a call the response does not wait for: its result never reaches the answer

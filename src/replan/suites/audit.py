@@ -30,7 +30,8 @@ from typing import Any
 from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.plan import RESPONSE, ROOT, Plan, iter_references
-from replan.core.taxonomy import ErrorType
+from replan.core.taxonomy import ErrorType, VerdictCode
+from replan.core.trace import Finding
 from replan.core.tools import canonical_json
 from replan.env.verifier import (
     holds_result_text,
@@ -176,12 +177,16 @@ def _states_data_flow(inst: ParaRecoverInstance, plan: Plan) -> bool:
 
 def _malformed_dependencies(inst: ParaRecoverInstance, plan: Plan) -> bool:
     """Whether the dependencies are wrong whatever the task: a node other than the root that
-    depends on nothing, an unfinished call the response does not wait for, or an unfinished
-    call identical (same tool, same arguments) to another call that it does not wait for."""
+    depends on nothing, a node marked done that depends on one that has not run, an
+    unfinished call the response does not wait for, or an unfinished call identical (same
+    tool, same arguments) to another call that it does not wait for."""
     if any(not n.deps for n in plan.nodes if n.id != ROOT):
         return True
     ids = set(plan.ids)
     pending = [n for n in plan.call_nodes if n.status != "done"]
+    pending_ids = {n.id for n in pending}
+    if any(set(n.deps) & pending_ids for n in plan.nodes if n.status == "done"):
+        return True
     if RESPONSE in ids:
         before = plan.ancestors(RESPONSE)
         if any(n.id not in before for n in pending):
@@ -275,11 +280,17 @@ def audit_instance(inst: ParaRecoverInstance) -> dict[str, Any]:
         inst.plan, inst.tools, outputs=recorded_outputs(inst), given=inst.query, unfinished=True
     )
     pending = {n.id for n in inst.plan.nodes if n.status != "done"}
-    raised = {
-        f.error_type
-        for f in findings
-        if f.error_type is not None and (f.error_type in WHOLE_PLAN_TYPES or f.node in pending)
-    }
+    deps = {n.id: set(n.deps) for n in inst.plan.nodes}
+
+    def in_scope(f: Finding) -> bool:
+        if f.error_type in WHOLE_PLAN_TYPES or f.node in pending:
+            return True
+        # Parallelism_Error: "two nodes that should be executed sequentially are treated as
+        # parallel". A node marked done while a dependency of its own has not run was run
+        # alongside it, and that dependency is an unfinished task of the pair
+        return f.code is VerdictCode.PARALLEL_CONFLICT and bool(deps.get(f.node, set()) & pending)
+
+    raised = {f.error_type for f in findings if f.error_type is not None and in_scope(f)}
     raised |= observation_error_types(inst.fun_call)
     return {
         "id": inst.id,
