@@ -31,8 +31,8 @@ from replan.core import linre
 from replan.core.leaves import json_leaves
 from replan.core.plan import RESPONSE, ROOT, Plan, iter_references
 from replan.core.taxonomy import ErrorType, VerdictCode
-from replan.core.trace import Finding
 from replan.core.tools import canonical_json
+from replan.core.trace import Finding
 from replan.env.verifier import (
     holds_result_text,
     node_args,
