@@ -378,11 +378,11 @@ def verify(
                     "embedded reference",
                     param=key,
                 )
+        copied: dict[str, str] = {}
         if unfinished and node.status != "done":
             # a value only one other node's result holds was copied from that result
-            for producer, key in _copied_from(
-                nid, args, nodes, ancestors, specs, plan_values, recorded, given
-            ).items():
+            copied = _copied_from(nid, args, nodes, ancestors, specs, plan_values, recorded, given)
+            for producer, key in copied.items():
                 referenced.add(producer)
                 if producer not in ancestors[nid]:
                     missing_refs.setdefault(producer, key)
@@ -410,8 +410,10 @@ def verify(
             dep_node = nodes.get(dep)
             if dep_node is None or orders_state(specs.get(dep_node.tool or ""), spec):
                 continue
+            # a value copied from a node it does not wait for came from there, not from upstream
+            upstream = {k: v for k, v in recorded.items() if k not in copied}
             if dep in implicit and (
-                fed or _shares_entity(nid, spec, args, plan_values, recorded, given)
+                fed or _shares_entity(nid, spec, args, plan_values, upstream, given)
             ):
                 continue
             wrong_for = next((r for r in sorted(missing_refs) if r in nodes), None)
@@ -653,7 +655,9 @@ def results_read(plan: Plan, outputs: Mapping[str, Any] | None) -> dict[str, Any
     out: dict[str, Any] = dict(outputs or {})
     for n in plan.call_nodes:
         if n.status == "done" and n.desc:
-            out[n.id] = [out.get(n.id), n.desc]
+            had = out.get(n.id)
+            text = had if isinstance(had, str) else "" if had is None else canonical_json(had)
+            out[n.id] = f"{text}\n{n.desc}" if text else n.desc  # text: quotes stay unescaped
     return out
 
 
