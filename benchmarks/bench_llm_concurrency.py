@@ -1,37 +1,45 @@
 """Model calls in flight against a fake OpenAI-compatible server with a fixed latency.
 
 With a real model an evaluation waits on model latency, so its speed is the number of calls kept
-in flight. This starts ``replan.models.fake_openai`` in its own process on 127.0.0.1 (its own
-interpreter: the server's work does not share the runner's GIL), runs the same slice of ToolMaze
-instances with the ReAct design at each concurrency through the real runner (``arun``, the
-OpenAI client over HTTP, the store), and prints episodes/s, model calls/s, the most requests the
-server saw in flight at once (counted server-side), and calls/s as a fraction of the bound
-``concurrency / latency``, with the runner's CPU time (share of one core, and per episode):
-where calls/s falls short of the bound while the server sees the full concurrency in flight,
-the runner's own CPU per episode is what stands in the way.
+in flight. For each number of worker processes and each concurrency C (in all, over the
+workers), this starts ``replan.models.fake_openai`` in its own process on 127.0.0.1, runs the
+same slice of ToolMaze instances with the ReAct design through the real runner (``arun``, the
+OpenAI client over HTTP, the store; with ``--workers`` the process backend and, limits on, its
+one limiter server for every worker) in a fresh process, and prints:
 
-    .venv/bin/python benchmarks/bench_llm_concurrency.py [--latency 0.2] [--episodes 256]
-        [--levels 1,8,32,128]
+- ``server max``: the most requests the server had in flight at once (counted server-side, what
+  a provider's concurrency quota sees), against the C asked for;
+- ``calls/s`` and ``of bound``: model calls per second (counted server-side) as a share of the
+  bound ``C / latency``;
+- ``CPU ms/call``: the runner's CPU time (the run's process and every process it started:
+  workers, fork server, limiter server; ``resource.getrusage`` of the process and its reaped
+  children) per model call, and ``cores``: that CPU over the wall time. The fake server's own
+  CPU is not in it.
 
-Target (issue 18): in-flight maximum = concurrency at every level; at least 0.8 of the bound at
-32 and 0.6 at 128 on two cores. Measured figures are in docs/performance.md ("Throughput with
-a real model").
+    .venv/bin/python benchmarks/bench_llm_concurrency.py [--latency 0.2] [--episodes 512]
+        [--levels 32,128,256] [--workers 1,0] [--no-limits]
+
+``--workers 0`` is one worker per core; limits are on by default (``--max-in-flight C``: every
+call goes through the run's limiter, across workers its server). Target (issue 32): in-flight
+maximum = C at every level up to 256; at least 0.8 of the bound at C=32 and 0.6 at C=128 with
+``--workers`` = cores and limits on. The load of the machine (``uptime``) is printed before and
+after: on shared cores compare rows of one run, not absolute figures across runs. Measured
+figures are in docs/performance.md ("Throughput with a real model").
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import resource
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-
-from replan.runner.backends import make_backend
-from replan.runner.experiment import RunConfig, arun
-from replan.suites import load_suite
 
 
 def start_server(latency: float, tool_turns: int) -> tuple[subprocess.Popen, str]:
@@ -57,85 +65,128 @@ def server_stats(base_url: str) -> dict:
         return json.loads(r.read())
 
 
-def measure(tasks: list, base_url: str, concurrency: int, workers: int = 1) -> dict:
-    """One level: ``concurrency`` episodes in flight in all, over ``workers`` processes."""
-    before = server_stats(base_url)
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its children that have ended and been reaped."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def child(args: argparse.Namespace) -> None:
+    """One level in this (fresh) process: run it, then print its counts as one JSON line."""
+    from replan.runner.backends import make_backend
+    from replan.runner.experiment import RunConfig, arun
+    from replan.runner.process_backend import cpu_workers
+    from replan.suites import load_suite
+
+    tasks = load_suite("toolmaze")[: args.episodes]
+    # loaded before the clock starts: the start-up is measured apart (benchmarks/bench_startup.py)
+    import langchain_openai  # noqa: F401
+
+    import replan.graphs  # noqa: F401
+
+    c, workers = args.child_level, args.child_workers
+    n = workers if workers > 0 else cpu_workers()
     cfg = RunConfig(
         agents=["react"],
         models=["openai:fake"],
-        base_url=base_url,
-        concurrency=max(1, concurrency // workers),  # per process
+        base_url=args.child_url,
+        concurrency=max(1, c // n),  # per process
         limit=len(tasks),  # every task given, not the stratified default subset
         workers=workers,
+        max_in_flight=None if args.no_limits else c,
     )
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    cpu0, t0 = _cpu_s(), time.perf_counter()
     with tempfile.TemporaryDirectory() as out:
         outcome = asyncio.run(arun(cfg, out, tasks=tasks, backend=make_backend(cfg)))
     wall = time.perf_counter() - t0
-    # the driver's CPU; worker processes are the fork server's children, not counted here
-    cpu = time.process_time() - cpu0 if workers == 1 else float("nan")
-    after = server_stats(base_url)
-    calls = after["requests"] - before["requests"]
-    return {
-        "concurrency": concurrency,
-        "episodes": outcome.ran,
-        "failures": outcome.failures,
-        "wall_s": wall,
-        "episodes_per_s": outcome.ran / wall,
-        "calls_per_s": calls / wall,
-        "cpu_ms_per_episode": 1000 * cpu / max(1, outcome.ran),
-        "cpu_share": cpu / wall,
-    }
+    if workers != 1:  # end the fork server, so that it and the workers it reaped are counted
+        from multiprocessing import forkserver
+
+        time.sleep(0.3)  # the last workers' exits reach the fork server first
+        with contextlib.suppress(Exception):
+            forkserver._forkserver._stop()  # type: ignore[attr-defined]
+    print(
+        json.dumps(
+            {
+                "episodes": outcome.ran,
+                "failures": outcome.failures,
+                "wall_s": wall,
+                "cpu_s": _cpu_s() - cpu0,
+                "processes": n,
+            }
+        )
+    )
 
 
-def _pct(x: float) -> str:
-    return "–" if x != x else f"{x:.0%}"
-
-
-def _num(x: float) -> str:
-    return "–" if x != x else f"{x:.0f}"
+def measure(args: argparse.Namespace, c: int, workers: int) -> dict:
+    """One level in a fresh process against a fresh server; counts from both."""
+    server, url = start_server(args.latency, args.tool_turns)
+    try:
+        cmd = [sys.executable, __file__, "--episodes", str(args.episodes)]
+        cmd += ["--child-level", str(c), "--child-workers", str(workers), "--child-url", url]
+        cmd += ["--no-limits"] if args.no_limits else []
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"level {c}, workers {workers} failed:\n{done.stderr[-3000:]}")
+        row = json.loads(done.stdout.strip().splitlines()[-1])
+        stats = server_stats(url)
+    finally:
+        server.terminate()
+        server.wait(10)
+    row.update(calls=stats["requests"], server_max=stats["max_in_flight"], c=c)
+    return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--latency", type=float, default=0.2)
-    ap.add_argument("--episodes", type=int, default=256)
+    ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--tool-turns", type=int, default=2)
-    ap.add_argument("--levels", default="1,8,32,128")
+    ap.add_argument("--levels", default="32,128,256")
     ap.add_argument(
         "--workers",
-        type=int,
-        default=1,
-        help="worker processes (replan run --workers); each keeps concurrency/workers in flight",
+        default="1,0",
+        help="worker process counts to compare (replan run --workers; 0: one per core); each "
+        "keeps C/workers episodes in flight",
     )
+    ap.add_argument("--no-limits", action="store_true", help="no --max-in-flight (no limiter)")
+    ap.add_argument("--child-level", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--child-workers", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--child-url", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.child_level is not None:
+        child(args)
+        return
     levels = [int(x) for x in args.levels.split(",")]
-    tasks = load_suite("toolmaze")[: args.episodes]
+    counts = [int(x) for x in args.workers.split(",")]
+    load = os.getloadavg()
     print(
-        f"{len(tasks)} react episodes per level, {args.tool_turns + 1} model calls each at "
-        f"most, server latency {args.latency * 1000:.0f} ms"
-        + (f", {args.workers} worker processes" if args.workers > 1 else "")
+        f"{args.episodes} react episodes per level, {args.tool_turns + 1} model calls each, "
+        f"server latency {args.latency * 1000:.0f} ms, {os.cpu_count()} cores, limits "
+        f"{'off' if args.no_limits else 'on (--max-in-flight C)'}; load before "
+        f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
     )
     print(
-        f"{'concurrency':>11} {'wall s':>7} {'eps/s':>7} {'calls/s':>8} {'server max':>10} "
-        f"{'bound':>7} {'of bound':>8} {'runner CPU':>10} {'CPU ms/ep':>9}"
+        f"{'workers':>7} {'C':>5} {'server max':>10} {'wall s':>7} {'calls/s':>8} "
+        f"{'bound':>6} {'of bound':>8} {'CPU ms/call':>11} {'cores':>6}"
     )
-    for c in levels:
-        proc, url = start_server(args.latency, args.tool_turns)  # fresh counts per level
-        try:
-            row = measure(tasks, url, c, args.workers)
-            server_max = server_stats(url)["max_in_flight"]
-        finally:
-            proc.terminate()
-            proc.wait(10)
-        bound = c / args.latency
-        print(
-            f"{c:>11} {row['wall_s']:>7.1f} {row['episodes_per_s']:>7.1f} "
-            f"{row['calls_per_s']:>8.1f} {server_max:>10} {bound:>7.0f} "
-            f"{row['calls_per_s'] / bound:>8.2f} {_pct(row['cpu_share']):>10} "
-            f"{_num(row['cpu_ms_per_episode']):>9}"
-            + (f"  ({row['failures']} failed)" if row["failures"] else "")
-        )
+    for workers in counts:
+        for c in levels:
+            row = measure(args, c, workers)
+            bound = c / args.latency
+            rate = row["calls"] / row["wall_s"]
+            label = f"{row['processes']}" if workers != 1 else "1"
+            print(
+                f"{label:>7} {c:>5} {row['server_max']:>10} {row['wall_s']:>7.1f} {rate:>8.1f} "
+                f"{bound:>6.0f} {rate / bound:>8.2f} "
+                f"{1000 * row['cpu_s'] / max(1, row['calls']):>11.1f} "
+                f"{row['cpu_s'] / row['wall_s']:>6.2f}"
+                + (f"  ({row['failures']} failed)" if row["failures"] else ""),
+                flush=True,
+            )
+    load = os.getloadavg()
+    print(f"load after {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -56,6 +56,23 @@ def test_the_server_sees_as_many_calls_at_once_as_the_concurrency_asked(tasks, t
         assert len(store.episodes()) == len(tasks)
 
 
+def test_the_fake_server_adds_no_delay_of_its_own():
+    """Its latency is the one it is given: a reply is not held back by Nagle's algorithm
+    waiting for the client's delayed ACK (40 ms a request before, over every measurement)."""
+    import http.client
+    import time
+
+    with FakeOpenAI(0.0) as server:
+        conn = http.client.HTTPConnection(*server.server.server_address, timeout=10)
+        t0 = time.perf_counter()
+        for _ in range(25):  # one keep-alive connection, as a client's pool keeps
+            conn.request("GET", "/stats")
+            conn.getresponse().read()
+        took = time.perf_counter() - t0
+        conn.close()
+    assert took < 0.5  # 25 x 40 ms = 1 s with the delayed ACKs
+
+
 def test_max_in_flight_caps_the_calls_of_the_whole_run(tasks, tmp_path):
     with FakeOpenAI(0.2, tool_turns=3) as server:
         outcome, backend = _run(tasks[:8], tmp_path, server, 8, max_in_flight=3)
