@@ -82,22 +82,34 @@ def test_max_in_flight_caps_the_calls_of_the_whole_run(tasks, tmp_path):
 
 
 def test_the_budget_by_hand():
-    """In flight, requests per minute, tokens per minute and a server's pause, on a fake clock."""
-    b = EndpointBudget(Limits(max_in_flight=2, requests_per_minute=3, tokens_per_minute=100))
+    """In flight, tokens per minute and a server's pause, on a fake clock."""
+    b = EndpointBudget(Limits(max_in_flight=2, tokens_per_minute=100))
     assert b.try_acquire(0.0) == 0 and b.try_acquire(1.0) == 0
     assert b.try_acquire(2.0) > 0  # two in flight
     b.release(3.0, tokens=60)
-    assert b.try_acquire(4.0) == 0  # third request of the minute
+    assert b.try_acquire(4.0) == 0
     b.release(5.0, tokens=50)  # 110 tokens in the last minute
     b.release(5.0)
     assert b.try_acquire(6.0) == pytest.approx(57.0)  # until the first 60 tokens age out
-    assert b.try_acquire(63.5) == 0  # 50 tokens left in the window, one request left
+    assert b.try_acquire(63.5) == 0  # 50 tokens left in the window
     b.release(64.0)
     b.pause(64.0, 10.0)
     assert b.try_acquire(70.0) == pytest.approx(4.0)
     assert b.stats()["peak_in_flight"] == 2 and b.stats()["calls"] == 4
     with pytest.raises(ValueError, match="max_in_flight"):
         Limits(max_in_flight=0)
+
+
+def test_requests_per_minute_by_hand():
+    """3 a minute: one every 20 s (at most one interval early), and never 4 in 60 s."""
+    b = EndpointBudget(Limits(requests_per_minute=3))
+    assert b.try_acquire(0.0) == 0  # the next is due at 20, and may come one interval early
+    assert b.try_acquire(0.0) == 0  # due at 40 now
+    assert b.try_acquire(1.0) == pytest.approx(19.0)  # 40 less one interval
+    assert b.try_acquire(20.0) == 0  # due at 60: 3 requests in [0, 20]
+    # the spacing allows one at 40, the minute's window not before the two at 0 age out
+    assert b.try_acquire(40.0) == pytest.approx(20.0)
+    assert b.try_acquire(60.0) == 0
 
 
 def test_retry_after_pauses_the_endpoint_for_every_caller():
@@ -162,40 +174,74 @@ def test_replan_run_holds_its_limit_and_says_so_in_its_progress_lines(tasks, tmp
 
 
 def test_worker_processes_share_one_limit(tasks, tmp_path):
-    """--workers 2 with --concurrency 6 would keep 12 calls in flight; --max-in-flight 3 is
-    one budget for both processes, and the server sees 3."""
-    with FakeOpenAI(0.3, tool_turns=3) as server:
+    """--workers 2 with --concurrency 6 would keep 12 calls in flight; --max-in-flight 5 is
+    one budget for both processes, and the server never sees more than 5. The progress lines
+    say how many workers run. (Calls of 1 s: the first calls of all 12 episodes are due
+    within it, on loaded cores too.)"""
+    with FakeOpenAI(1.0, tool_turns=1) as server:
         proc = _replan_run(
             server,
             tmp_path / "r",
-            *("--limit", "16", "--workers", "2", "--concurrency", "6", "--max-in-flight", "3"),
+            *("--limit", "12", "--workers", "2", "--concurrency", "6", "--max-in-flight", "5"),
         )
         assert proc.returncode == 0, proc.stderr[-2000:]
-        assert server.max_in_flight == 3
-        assert server.requests >= 16 * 2
+        assert server.max_in_flight == 5
+        assert server.requests == 12 * 2
     with ResultsStore(tmp_path / "r") as store:
         episodes = store.episodes()
-    assert len(episodes) == 16 and all(e.end_reason.value != "model_error" for e in episodes)
+    assert len(episodes) == 12 and all(e.end_reason.value != "model_error" for e in episodes)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("progress:")]
+    assert lines and all("· 2 workers" in ln for ln in lines), lines
+    assert "· 2 workers · model calls in flight" in lines[-1], lines[-1]
+
+
+def _run_workers(tasks, tmp_path, server, **options):
+    """ReAct on ``tasks`` in two worker processes against ``server``; the outcome."""
+    from replan.runner.process_backend import ProcessBackend
+
+    cfg = RunConfig(
+        agents=["react"],
+        models=["openai:fake"],
+        base_url=server.base_url,
+        limit=len(tasks),
+        **options,
+    )
+    backend = ProcessBackend(2)
+    return asyncio.run(arun(cfg, tmp_path, tasks=tasks, backend=backend))
+
+
+def test_requests_per_minute_hold_across_workers(tasks, tmp_path):
+    """--rpm 720 over two workers that could send many times that: the server sees 12
+    requests a second (within 5%, over 48 requests), not a burst of a minute's quota."""
+    with FakeOpenAI(0.05, tool_turns=2) as server:
+        outcome = _run_workers(tasks[:16], tmp_path, server, concurrency=4, requests_per_minute=720)
+        arrivals = list(server.arrivals)
+    assert outcome.failures == 0 and len(arrivals) == 48
+    # from the second request: the first two may come together (one interval early)
+    rate = (len(arrivals) - 2) / (arrivals[-1] - arrivals[1])
+    assert rate == pytest.approx(12.0, rel=0.05)
+
+
+def test_retry_after_pauses_every_worker(tasks, tmp_path):
+    """A 429 asking for 2 s, to one call of one worker: no request of either worker reaches
+    the server in that time (give or take the calls already on their way), then the run goes
+    on, the throttled call retried."""
+    with FakeOpenAI(0.1, tool_turns=2, throttle={8: 2.0}) as server:
+        outcome = _run_workers(tasks[:16], tmp_path, server, concurrency=3)
+        arrivals, throttled = list(server.arrivals), server.throttled
+    assert outcome.failures == 0 and len(throttled) == 1
+    during = [t - throttled[0] for t in arrivals if 0.5 < t - throttled[0] < 1.9]
+    assert not during, during
+    assert len(arrivals) == 16 * 3 + 1  # the throttled call, once more
 
 
 def test_worker_processes_without_a_limit_keep_their_concurrency_each(tasks, tmp_path):
-    """The other side of the check above: without --max-in-flight, two workers at 6 each
-    have more than 3 calls in flight at once."""
-    from replan.runner.process_backend import ProcessBackend
-
-    with FakeOpenAI(0.3, tool_turns=3) as server:
-        cfg = RunConfig(
-            agents=["react"],
-            models=["openai:fake"],
-            base_url=server.base_url,
-            concurrency=6,
-            limit=16,
-        )
-        outcome = asyncio.run(
-            arun(cfg, tmp_path, tasks=tasks[:16], backend=ProcessBackend(2, batch_size=8))
-        )
+    """The other side of the check above: without --max-in-flight, two workers at 6 each keep
+    12 calls in flight at once (a worker's batch held 2 of these 24 jobs before, so 4)."""
+    with FakeOpenAI(1.0, tool_turns=1) as server:
+        outcome = _run_workers(tasks[:24], tmp_path, server, concurrency=6)
         assert outcome.failures == 0
-        assert server.max_in_flight > 3
+        assert server.max_in_flight == 12
 
 
 def test_a_pause_is_capped_and_a_wait_has_a_deadline():

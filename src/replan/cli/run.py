@@ -286,12 +286,13 @@ def progress_display(console: Console) -> Iterator[Callable[..., None]]:
         """Model calls now in flight, failed calls (each retried or final) and calls that
         waited for a slot (the run's limits, or a server's Retry-After), over every endpoint."""
         total = stats[-1]() if stats else {}
-        if not total:
-            return ""
-        return (
-            f"model calls in flight {total['in_flight']} · failed calls "
-            f"{total['failed_calls']} · waited for a slot {total['waits']}"
-        )
+        parts = [f"{total['workers']} workers"] if "workers" in total else []
+        if "in_flight" in total:
+            parts.append(
+                f"model calls in flight {total['in_flight']} · failed calls "
+                f"{total['failed_calls']} · waited for a slot {total['waits']}"
+            )
+        return " · ".join(parts)
 
     if interactive:
         from rich.progress import (

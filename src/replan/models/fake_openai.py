@@ -4,7 +4,8 @@ For measuring a run's throughput and checking its limits without a provider (and
 spending anything): ``python -m replan.models.fake_openai --latency 0.2`` prints its base URL,
 then ``replan run --model openai:fake --base-url URL --concurrency 32``. It counts requests in
 flight on the server side — the number that a provider's concurrency quota sees — and reports
-the most at once at ``GET /stats``.
+the most at once at ``GET /stats``; in-process, ``arrivals`` holds when each request came (a
+rate limit's check) and ``throttle`` answers chosen requests with a 429 and ``Retry-After``.
 
 Every reply is a well-formed chat completion: a call of the first tool the request offers (with
 no arguments) until the conversation holds ``tool_turns`` tool results, then a plain answer; a
@@ -18,6 +19,7 @@ import argparse
 import json
 import threading
 import time
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -25,13 +27,27 @@ from typing import Any
 class FakeOpenAI:
     """The server, started on a free port in a background thread (``with FakeOpenAI() as s``)."""
 
-    def __init__(self, latency_s: float = 0.2, *, tool_turns: int = 2, port: int = 0):
+    def __init__(
+        self,
+        latency_s: float = 0.2,
+        *,
+        tool_turns: int = 2,
+        port: int = 0,
+        throttle: dict[int, float] | None = None,
+    ):
         self.latency_s = latency_s
         self.tool_turns = tool_turns
+        #: request number (1 = the first) -> seconds: that request gets a 429 at once, with
+        #: ``Retry-After`` asking for that long (as a provider over its quota answers)
+        self.throttle = dict(throttle or {})
         self._lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
         self.requests = 0
+        #: when each request arrived (``time.monotonic``; the last 100,000)
+        self.arrivals: deque[float] = deque(maxlen=100_000)
+        #: when each 429 was sent
+        self.throttled: list[float] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,9 +60,21 @@ class FakeOpenAI:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with fake._lock:
-                    fake.in_flight += 1
                     fake.requests += 1
-                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                    fake.arrivals.append(time.monotonic())
+                    retry_after = fake.throttle.get(fake.requests)
+                    if retry_after is not None:
+                        fake.throttled.append(time.monotonic())
+                    else:
+                        fake.in_flight += 1
+                        fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                if retry_after is not None:
+                    self._send(
+                        {"error": {"message": "rate limited", "type": "rate_limit_exceeded"}},
+                        status=429,
+                        headers={"retry-after": f"{retry_after:g}"},
+                    )
+                    return
                 try:
                     time.sleep(fake.latency_s)
                     self._send(fake.reply(body))
@@ -57,9 +85,16 @@ class FakeOpenAI:
             def do_GET(self) -> None:
                 self._send(fake.stats())
 
-            def _send(self, payload: dict[str, Any]) -> None:
+            def _send(
+                self,
+                payload: dict[str, Any],
+                status: int = 200,
+                headers: dict[str, str] | None = None,
+            ) -> None:
                 data = json.dumps(payload).encode()
-                self.send_response(200)
+                self.send_response(status)
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
@@ -120,6 +155,8 @@ class FakeOpenAI:
         """Forget the counts (between two measurements on one server)."""
         with self._lock:
             self.requests = self.max_in_flight = 0
+            self.arrivals.clear()
+            self.throttled.clear()
 
     def start(self) -> FakeOpenAI:
         self._thread.start()

@@ -207,12 +207,15 @@ class LocalBackend:
 
 def call_stats(backend: Backend) -> dict[str, int]:
     """The backend's model calls now in flight, failed calls (each retried or final) and calls
-    that waited for a slot, summed over every endpoint (empty: the backend keeps no counts)."""
+    that waited for a slot, summed over every endpoint (none: the backend keeps no counts), and
+    its worker processes (``workers``, when it has more than one)."""
+    workers = getattr(backend, "workers", 1)
+    out = {"workers": workers} if isinstance(workers, int) and workers > 1 else {}
     limiter = getattr(backend, "limiter", None)
     if limiter is None:
-        return {}
+        return out
     stats = limiter.stats().values()
-    return {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
+    return out | {k: sum(s[k] for s in stats) for k in ("in_flight", "failed_calls", "waits")}
 
 
 def failed_episode(job: Job, reason: EndReason, error: str) -> Episode:

@@ -17,6 +17,7 @@ The same callbacks count calls in flight, failed calls and waits for the progres
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections import deque
@@ -62,6 +63,10 @@ class Limits:
 class EndpointBudget:
     """One endpoint's calls in flight, recent requests and tokens, and any server-asked pause.
 
+    Requests per minute are spread evenly, one every ``60 / rpm`` seconds (providers enforce a
+    per-minute quota over shorter spans too, so a burst of a minute's requests at once would
+    be refused), and never more than ``rpm`` in any 60 s.
+
     Pure bookkeeping: every method takes ``now`` (seconds, any monotonic clock), so the same
     object works under a thread lock and inside a Ray actor, and is tested without sleeping.
     """
@@ -70,6 +75,8 @@ class EndpointBudget:
     in_flight: int = 0
     peak_in_flight: int = 0
     paused_until: float = 0.0
+    #: the theoretical start of the next request under ``requests_per_minute`` (spacing)
+    next_request: float = -math.inf
     requests: deque[float] = field(default_factory=deque)
     tokens: deque[tuple[float, int]] = field(default_factory=deque)
     token_sum: int = 0
@@ -91,8 +98,13 @@ class EndpointBudget:
         waits = [self.paused_until - now]
         if lim.max_in_flight is not None and self.in_flight >= lim.max_in_flight:
             waits.append(IN_FLIGHT_POLL_S)  # a slot frees when a call ends (a release wakes)
-        if lim.requests_per_minute is not None and len(self.requests) >= lim.requests_per_minute:
-            waits.append(self.requests[0] + WINDOW_S - now)
+        rpm = lim.requests_per_minute
+        if rpm is not None:
+            if len(self.requests) >= rpm:
+                waits.append(self.requests[0] + WINDOW_S - now)
+            # one request every 60/rpm s, at most one interval early (a waiter woken late
+            # catches up instead of losing its slot)
+            waits.append(self.next_request - WINDOW_S / rpm - now)
         tpm = lim.tokens_per_minute
         if tpm is not None and self.token_sum >= tpm and self.tokens:
             waits.append(self.tokens[0][0] + WINDOW_S - now)
@@ -102,6 +114,8 @@ class EndpointBudget:
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         self.requests.append(now)
+        if rpm is not None:
+            self.next_request = max(self.next_request, now) + WINDOW_S / rpm
         self.calls += 1
         return 0.0
 

@@ -67,14 +67,35 @@ def cpu_workers() -> int:
 PRELOAD = ("replan.runner.process_backend", "replan.graphs", "replan.evaluators", "replan.models")
 
 
-def _context() -> Any:
+def _context(extra: Sequence[str] = ()) -> Any:
     """forkserver where the platform has it (a fork of a clean server process that imported
-    :data:`PRELOAD`), else spawn."""
+    :data:`PRELOAD` and ``extra``), else spawn."""
     if "forkserver" not in mp.get_all_start_methods():
         return mp.get_context("spawn")
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(list(PRELOAD))  # no effect once this process started the server
+    # no effect once this process started the server; a module that fails to import is skipped
+    ctx.set_forkserver_preload([*PRELOAD, *extra])
     return ctx
+
+
+def remote_models(cfg: RunConfig) -> bool:
+    """Whether a model of the run is served over the network (a provider): its server may ask
+    every caller to wait (``Retry-After``), so the workers share one limiter even without
+    limits of the run's own."""
+    from replan.models.registry import kind_of
+
+    return any((k := kind_of(m)) is not None and k.takes_timeout for m in cfg.models)
+
+
+def client_modules(cfg: RunConfig) -> list[str]:
+    """The LangChain packages of the run's provider models, loaded once by the fork server
+    instead of by every worker (about 0.6 s of CPU each for ``langchain_openai``)."""
+    from replan.models.providers import PACKAGES
+
+    if not remote_models(cfg):
+        return []
+    found = (PACKAGES.get(m.partition(":")[0].strip()) for m in cfg.models)
+    return sorted({"langchain.chat_models", *(p.replace("-", "_") for p in found if p)})
 
 
 # -- worker side -------------------------------------------------------------------------------
@@ -230,8 +251,9 @@ class _Worker:
 
 class ProcessBackend:
     """Batches of jobs on ``workers`` local processes; results written by the driver. A run
-    with per-endpoint limits (``--max-in-flight``, ``--rpm``, ``--tpm``) holds all workers to
-    one set of budgets (:class:`LimiterServer`); ``limiter`` is then its handle."""
+    with per-endpoint limits (``--max-in-flight``, ``--rpm``, ``--tpm``) or a provider's model
+    (whose ``Retry-After`` pauses every worker) holds all workers to one set of budgets
+    (:class:`LimiterServer`); ``limiter`` is then its handle."""
 
     def __init__(
         self,
@@ -245,9 +267,17 @@ class ProcessBackend:
         self.max_retries = max_retries
         self.limiter: Any = None
 
-    def _batches(self, jobs: Sequence[Job]) -> list[_Batch]:
-        # at most MAX_BATCH jobs a batch: small messages
-        return [_Batch(b) for b in split_batches(jobs, self.workers, self.batch_size, MAX_BATCH)]
+    def _batches(self, jobs: Sequence[Job], concurrency: int) -> list[_Batch]:
+        """About four batches per worker, at most MAX_BATCH jobs each (small messages), but at
+        least two of a worker's waves of ``concurrency`` episodes as long as every worker gets
+        one: a worker plays one batch at a time, so a smaller batch would cap the episodes it
+        keeps in flight (32 a worker, whatever ``--concurrency`` asked, before)."""
+        size = self.batch_size
+        if not size:
+            n = len(jobs)
+            small = min(MAX_BATCH, math.ceil(n / (self.workers * 4)))
+            size = max(1, small, min(2 * concurrency, math.ceil(n / self.workers)))
+        return [_Batch(b) for b in split_batches(jobs, self.workers, size)]
 
     async def run(
         self, jobs: Sequence[Job], cfg: RunConfig, agent: Callable[..., Any] | None, on_done: OnDone
@@ -261,8 +291,8 @@ class ProcessBackend:
         if not jobs:
             return
         loop = asyncio.get_running_loop()
-        queue = deque(enumerate(self._batches(jobs)))
-        ctx = _context()
+        queue = deque(enumerate(self._batches(jobs, cfg.concurrency)))
+        ctx = _context(client_modules(cfg))
         env = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
         # each worker's share of the cores, for models that run threads of their own (a local
         # llama.cpp model); a share the user set stands
@@ -270,7 +300,7 @@ class ProcessBackend:
         # an episode, then its scoring, each within the episode deadline
         silent_s = 2 * (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
         server: LimiterServer | None = None
-        if cfg.limits().any:
+        if cfg.limits().any or remote_models(cfg):
             server = LimiterServer(ctx=ctx)
             server.start()
             self.limiter = server.LocalLimiter(None, cfg.limits())  # type: ignore[attr-defined]
