@@ -26,6 +26,11 @@ dependency (no reference, in words or in its description; no value the producer 
 its recorded result holds; the producer takes arguments) and holds no value that any other call
 of the plan also holds (a shared value is an entity passed through the plan, maybe from
 upstream). This is a decision, measured on the shipped sample by ``replan audit``.
+
+With ``unfinished=True`` (the ParaRecover audit, never the Dual-Loop verifier) two more readings
+apply: a node that has run carries its result in its description (:func:`results_read`), and a
+pending call holding a text value that only one other node's result holds, a node it does not
+wait for, took that node's output without depending on it (:func:`_copied_from`).
 """
 
 from __future__ import annotations
