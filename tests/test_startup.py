@@ -68,6 +68,10 @@ def test_a_rerun_with_nothing_to_do_loads_no_heavy_module(tmp_path: Path) -> Non
     first = _loaded(*argv, cwd=tmp_path)
     assert "langgraph" in first  # the first run ran the episodes
     assert _loaded(*argv, cwd=tmp_path) == []
+    # a report written anew draws its plots without a plotting library (SVG text)
+    page = str(tmp_path / "other" / "report.html")
+    assert "matplotlib" not in _loaded("report", str(tmp_path / "r"), "-o", page, cwd=tmp_path)
+    assert (tmp_path / "other" / "report-pec.svg").is_file()
 
 
 def test_suite_stats_read_the_stored_figures(tmp_path: Path) -> None:

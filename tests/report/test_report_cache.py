@@ -1,6 +1,6 @@
-"""A report is drawn once per store state: its plots are redrawn only when what they show
-changed, a page written from the same store, code and options is not written again, and no
-failed write replaces a good file."""
+"""A report is written once per store state: a page written from the same store, code and
+options is not written again (nor its plots drawn), its SVG plots are drawn with it otherwise,
+a damaged plot file beside it is replaced, and no failed write replaces a good file."""
 
 from __future__ import annotations
 
@@ -16,80 +16,73 @@ N_BOOT = 200
 
 
 @pytest.fixture
-def drawn(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One entry per figure matplotlib renders from here on."""
-    from matplotlib.figure import Figure
+def drawn(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of every plot drawn from here on."""
+    from replan.report import figures
 
-    calls: list[int] = []
-    real = Figure.savefig
+    calls: list[str] = []
+    real = figures.draw
 
-    def counting(self: Figure, *args: object, **kwargs: object) -> object:
-        calls.append(1)
-        return real(self, *args, **kwargs)
+    def counting(name: str, shown: object) -> str:
+        calls.append(name)
+        return real(name, shown)
 
-    monkeypatch.setattr(Figure, "savefig", counting)
+    monkeypatch.setattr(figures, "draw", counting)
     return calls
 
 
-def test_second_report_on_unchanged_store_draws_nothing(tmp_path: Path, drawn: list[int]) -> None:
+def _files(out: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.glob("report-*")}
+
+
+def test_second_report_on_unchanged_store_draws_nothing(tmp_path: Path, drawn: list[str]) -> None:
     out = rb.two_design_store(tmp_path)
     page = write_report(out, n_boot=N_BOOT, max_episodes=10)
-    assert len(drawn) == 2  # PEC and first errors
-    pngs = {p.name: p.read_bytes() for p in out.glob("report-*.png")}
-    assert sorted(pngs) == ["report-errors.png", "report-pec.png"]
-    # other options: the page is written again (fewer episodes listed), the plots are reused
-    drawn.clear()
+    assert drawn == ["pec", "errors"]
+    plots = _files(out)
+    assert sorted(plots) == ["report-errors.svg", "report-pec.svg"]
+    # other options: the page is written again (fewer episodes listed); the plots are the same
+    # and their files are left as they are
     write_report(out, n_boot=N_BOOT, max_episodes=1)
-    assert drawn == []
     assert "more episode(s) not shown" in page.read_text(encoding="utf-8")
-    assert {p.name: p.read_bytes() for p in out.glob("report-*.png")} == pngs
-    # the same options on the same store: nothing is read or written
+    assert _files(out) == plots
+    # the same options on the same store: nothing is read, drawn or written
+    drawn.clear()
     before = page.stat().st_mtime_ns, page.stat().st_ino
     write_report(out, n_boot=N_BOOT, max_episodes=1)
     assert (page.stat().st_mtime_ns, page.stat().st_ino) == before
     assert drawn == []
 
 
-def test_a_changed_store_redraws_and_rewrites(tmp_path: Path, drawn: list[int]) -> None:
+def test_a_changed_store_redraws_and_rewrites(tmp_path: Path, drawn: list[str]) -> None:
     out = rb.two_design_store(tmp_path)
     page = write_report(out, n_boot=N_BOOT)
     first = page.read_text(encoding="utf-8")
+    pec = (out / "report-pec.svg").read_bytes()
     drawn.clear()
     with ResultsStore(out) as store:  # one more react run: what PEC shows changes
         ep = next(e for e in store.episodes() if e.design == "react" and e.mode == "NP")
         store.save_episode(store.experiments()[0][0], ep.model_copy(update={"seed": 7}), [])
     write_report(out, n_boot=N_BOOT)
-    assert drawn  # PEC at least
+    assert "pec" in drawn and (out / "report-pec.svg").read_bytes() != pec
     react_runs = '<td class="l">react</td><td data-metric="runs">{}</td>'
     assert react_runs.format(5) in first
     assert react_runs.format(6) in page.read_text(encoding="utf-8")
 
 
-def test_damaged_or_stale_plot_files_are_replaced(tmp_path: Path, drawn: list[int]) -> None:
+def test_damaged_or_stale_plot_files_are_replaced(tmp_path: Path, drawn: list[str]) -> None:
     out = rb.two_design_store(tmp_path)
     write_report(out, n_boot=N_BOOT)
-    pec = out / "report-pec.png"
+    pec = out / "report-pec.svg"
     good = pec.read_bytes()
-    pec.write_bytes(good[: len(good) // 2])  # truncated: its digest chunk is still there
-    (out / "report-tsr.png").write_bytes(good)  # an older version's heatmap
+    pec.write_bytes(good[: len(good) // 2])  # truncated: the page is otherwise up to date
+    for old in ("report-tsr.png", "report-pec.png"):  # older versions' plots
+        (out / old).write_bytes(b"\x89PNG\r\n\x1a\n")
     drawn.clear()
     write_report(out, n_boot=N_BOOT)
-    assert len(drawn) == 1
+    assert drawn == ["pec", "errors"]
     assert pec.read_bytes() == good
-    assert not (out / "report-tsr.png").exists()
-
-
-def test_png_digest_round_trip() -> None:
-    from replan.report import figures
-
-    png = figures.draw("errors", {"Parameter_Missing": {"a": 0.5, "b": None}})
-    assert figures.png_digest(png) is None
-    stamped = figures.with_digest(png, "abc123")
-    assert figures.png_digest(stamped) == "abc123"
-    assert figures.png_digest(stamped[:-1]) is None  # no IEND
-    damaged = bytearray(stamped)
-    damaged[len(damaged) // 2] ^= 0xFF
-    assert figures.png_digest(bytes(damaged)) is None
+    assert sorted(p.name for p in out.glob("report-*")) == ["report-errors.svg", "report-pec.svg"]
 
 
 def test_failed_write_keeps_the_good_file(tmp_path: Path) -> None:

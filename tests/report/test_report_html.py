@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import rp_build as rb
@@ -43,8 +44,8 @@ def test_report_is_written_beside_the_store(report: tuple[Path, str, rb.Node]) -
     path, _, _ = report
     assert path.name == REPORT_FILE
     assert (path.parent / ResultsStore.FILENAME).is_file()
-    pngs = sorted(p.name for p in path.parent.glob("report-*.png"))
-    assert pngs == ["report-errors.png", "report-pec.png"]  # the heatmaps are HTML tables
+    plots = sorted(p.name for p in path.parent.glob("report-*"))
+    assert plots == ["report-errors.svg", "report-pec.svg"]  # the heatmaps are HTML tables
 
 
 def test_summary_table_has_every_design_with_intervals(report: tuple[Path, str, rb.Node]) -> None:
@@ -173,11 +174,12 @@ def test_report_is_self_contained(report: tuple[Path, str, rb.Node]) -> None:
     embedded = set()
     for img in imgs:
         src = img.attrs["src"] or ""
-        assert src.startswith("data:image/png;base64,")
+        assert src.startswith("data:image/svg+xml;base64,")
         data = base64.b64decode(src.split(",", 1)[1])
-        assert data[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = ElementTree.fromstring(data)  # well-formed XML
+        assert svg.tag == "{http://www.w3.org/2000/svg}svg"
         embedded.add(data)
-    beside = {p.read_bytes() for p in path.parent.glob("report-*.png")}
+    beside = {p.read_bytes() for p in path.parent.glob("report-*.svg")}
     assert beside == embedded
 
 

@@ -21,8 +21,9 @@ def test_report_cli_writes_the_page(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     obj = json.loads(res.stdout)
     assert obj["report"] == str(out / "report.html")
-    # two PNG plots (PEC, first errors); the three C x P heatmaps are tables in the page
-    assert len(obj["plots"]) == 2 and obj["screenshot"] is None
+    # two SVG plots (PEC, first errors); the three C x P heatmaps are tables in the page
+    assert [Path(p).name for p in obj["plots"]] == ["report-errors.svg", "report-pec.svg"]
+    assert obj["screenshot"] is None
     page = (out / "report.html").read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'class="heatmaps"' in page
     res = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
@@ -41,7 +42,7 @@ def test_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     img = imread(shot)[..., :3]
     assert img.shape[:2] == (3000, 1280)
     spread = img.max(axis=2) - img.min(axis=2)
-    # the page is greyscale apart from the plots: coloured pixels mean the PNGs decoded and drew
+    # the page is greyscale apart from the plots: coloured pixels mean the SVGs decoded and drew
     assert np.mean(spread > 0.3) > 0.01
     # and text was laid out: a fair share of dark pixels, but far from a black page
     dark = np.mean(img.mean(axis=2) < 0.4)

@@ -43,7 +43,7 @@ def report_command(
     except (FileNotFoundError, ValueError) as exc:
         err.print(labelled("error", exc), highlight=False, soft_wrap=True)
         raise typer.Exit(1) from exc
-    plots = sorted(str(p) for p in path.parent.glob("report-*.png"))
+    plots = sorted(str(p) for p in path.parent.glob("report-*.svg"))
     png = None
     if shot:
         try:

@@ -52,13 +52,20 @@ def _import_plugin(name: str, where: str) -> None:
         ) from exc
 
 
+@functools.cache
+def _entry_points() -> tuple[importlib.metadata.EntryPoint, ...]:
+    """The installed ``replan`` entry points, listed once per process (listing them reads every
+    installed distribution's metadata: a tenth of a second)."""
+    return tuple(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
 def load_plugins() -> None:
     """Import the ``replan`` entry points (once) and the modules of ``$REPLAN_PLUGINS`` not yet
     imported; each registers what it defines."""
     global _entry_points_loaded
     if not _entry_points_loaded:
         _entry_points_loaded = True
-        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        for ep in _entry_points():
             if ep.value not in _imported_plugins:
                 _imported_plugins.add(ep.value)
                 _import_plugin(ep.value.partition(":")[0], f"entry point {ep.name}")
@@ -98,7 +105,7 @@ def plugin_stamp() -> list[list[str | None]]:
     its distribution's version, and every ``$REPLAN_PLUGINS`` module with its file's size and
     modification time (a cache keyed by this goes stale when a plugin changes)."""
     out: list[list[str | None]] = []
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in _entry_points():
         dist = getattr(ep, "dist", None)
         out.append([ep.name, ep.value, getattr(dist, "version", None)])
     for name in os.environ.get(PLUGINS_ENV, "").split(","):
@@ -135,6 +142,10 @@ class Registry(Generic[T]):
         self._modules: dict[str, str] = {}
         self._loaded = False
         self._module_order: list[str] = []  # the package's modules, in the order imported
+        #: :meth:`_ordered`'s last answer and what it was computed from (a scorer asks for the
+        #: metric families twice per episode read back)
+        self._order_cache: tuple[tuple[int, int, int], list[str]] | None = None
+        self._changes = 0
 
     def register(self, name: str, obj: T, *, module: str) -> T:
         """Add ``obj`` under ``name`` (``module``: where it is defined); returns ``obj``."""
@@ -147,11 +158,13 @@ class Registry(Generic[T]):
             )
         self._items[name] = obj
         self._modules[name] = module
+        self._changes += 1
         return obj
 
     def unregister(self, name: str) -> None:
         """Remove ``name`` (a test's toy entry, a plugin being replaced)."""
         self._items.pop(name, None)
+        self._changes += 1
         self._modules.pop(name, None)
 
     def _ensure(self) -> None:
@@ -173,6 +186,9 @@ class Registry(Generic[T]):
         """Names in a fixed order: built-ins by their module (``first``, then the package's
         modules by name), then plugins as registered -- not in the order something happened
         to import a module."""
+        state = (self._changes, len(self._items), id(self._module_order))
+        if self._order_cache is not None and self._order_cache[0] == state:
+            return list(self._order_cache[1])
         rank = {m: i for i, m in enumerate(self._module_order)}
         prefix = f"{self.package}."
 
@@ -182,7 +198,9 @@ class Registry(Generic[T]):
             short = mod[len(prefix) :].split(".")[0] if mod.startswith(prefix) else None
             return (rank.get(short, len(rank)) if short is not None else len(rank), i)
 
-        return [name for _, name in sorted(enumerate(self._items), key=key)]
+        order = [name for _, name in sorted(enumerate(self._items), key=key)]
+        self._order_cache = (state, order)
+        return list(order)
 
     def names(self) -> list[str]:
         """Every registered name: built-ins in their modules' order, then plugins."""

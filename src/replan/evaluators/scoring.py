@@ -27,7 +27,7 @@ from typing import Any
 from replan.core.task import Task
 from replan.core.trace import Episode, is_failure
 from replan.env.world import World
-from replan.evaluators.metric import EpisodeContext, metrics, paired_metrics
+from replan.evaluators.metric import EpisodeContext, Metric, metrics, paired_metrics
 from replan.evaluators.prefix import (
     PrefixRecord,
     episode_verdicts,
@@ -93,12 +93,22 @@ class EpisodeScore:
 
     __slots__ = ("_by_attribute", "by_metric", "episode", "task")
 
-    def __init__(self, episode: Episode, task: Task | None, records: Mapping[str, Any]):
+    def __init__(
+        self,
+        episode: Episode,
+        task: Task | None,
+        records: Mapping[str, Any],
+        *,
+        families: Sequence[Metric] | None = None,
+    ):
+        """``families``: :func:`metrics` when the caller has it (a reader of many scores)."""
         self.episode = episode
         self.task = task
         self.by_metric = dict(records)
         self._by_attribute = {
-            m.attribute: self.by_metric[m.name] for m in metrics() if m.name in self.by_metric
+            m.attribute: self.by_metric[m.name]
+            for m in (metrics() if families is None else families)
+            if m.name in self.by_metric
         }
 
     def __getattr__(self, name: str) -> Any:
@@ -125,11 +135,19 @@ class EpisodeScore:
 
     @classmethod
     def from_records(
-        cls, episode: Episode, task: Task | None, records: Mapping[str, Any]
+        cls,
+        episode: Episode,
+        task: Task | None,
+        records: Mapping[str, Any],
+        *,
+        families: Sequence[Metric] | None = None,
     ) -> EpisodeScore:
         """The score :meth:`records` stored, rebuilt without scoring ``episode`` again (a
-        registered family without a stored record is a ``KeyError``: score the episode)."""
-        return cls(episode, task, {m.name: m.load(records[m.name]) for m in metrics()})
+        registered family without a stored record is a ``KeyError``: score the episode);
+        ``families``: :func:`metrics`, when a reader of many scores has it."""
+        fams = metrics() if families is None else families
+        loaded = {m.name: m.load(records[m.name]) for m in fams}
+        return cls(episode, task, loaded, families=fams)
 
 
 #: the parts of replan whose code decides an episode's records (the replay, the checker, the

@@ -1,12 +1,12 @@
 """The HTML report of a results directory, and comparisons between two of them.
 
 ``write_report(out_dir)`` reads ``out_dir/results.sqlite`` and writes ``out_dir/report.html``: one
-self-contained page (inline CSS, plots as base64 PNG, heatmaps as coloured tables, nothing fetched) with the
+self-contained page (inline CSS, plots as base64 SVG, heatmaps as coloured tables, nothing fetched) with the
 summary per agent (95% intervals), PEC and conditional-PEC curves, TSR / PRR / RC heatmaps over
 levels × perturbation modes, first-error types, paired comparisons between designs in words,
 and a drill-down to every episode's trace (stored compressed, opened per task by a few lines
 of inline script). The plots are also written beside it as
-``report-<name>.png`` and drawn again only when what they show changed. ``compare_dirs(a, b)`` gives paired deltas between two directories.
+``report-<name>.svg``. ``compare_dirs(a, b)`` gives paired deltas between two directories.
 """
 
 from __future__ import annotations

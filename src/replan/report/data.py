@@ -32,6 +32,7 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections import defaultdict
@@ -54,7 +55,7 @@ from replan.evaluators import (
     task_of,
     wilson,
 )
-from replan.evaluators.metric import OMIT, UnitView, columns, paired_metrics
+from replan.evaluators.metric import OMIT, UnitView, columns, metrics, paired_metrics
 from replan.evaluators.stats import N_BOOT
 from replan.runner.store import SUITE_RECORD, FeedbackRow, ResultsStore, StoreError, episode_key
 from replan.suites.versions import identity_label
@@ -101,18 +102,19 @@ def stored_scores(
     and plans (:func:`slim_episode`): what aggregates need, a fraction of the memory; the
     store is read a page at a time."""
     stamp = scoring_stamp()
+    families = metrics()
     out: list[EpisodeScore] = []
     rescored: list[tuple[str, str, list[FeedbackRow], dict[str, Any]]] = []
     for ep, digest, records in store.iter_scored_episodes(stamp, keys, slim=slim):
         task = task_of(ep, tasks)
         if records is not None:
-            s = EpisodeScore.from_records(ep, task, records)
+            s = EpisodeScore.from_records(ep, task, records, families=families)
         else:
             s = score_one(ep, task)
             rescored.append(
                 (key_of(ep), digest, [FeedbackRow.of(f) for f in s.feedback()], s.records())
             )
-        if slim:
+        if slim and (ep.steps or ep.plans):  # read whole: scored again, or not JSON to SQLite
             s.episode = slim_episode(ep)
         out.append(s)
     if rescored:
@@ -275,6 +277,14 @@ def fmt_p(p: float | None) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+@functools.lru_cache(maxsize=64)
+def _log_choose(k: int, n: int) -> tuple[float, ...]:
+    """``log C(n, i)`` for i = 0..k: the same for every p a bisection tries."""
+    return tuple(
+        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in range(k + 1)
+    )
+
+
 def _binom_cdf(k: int, n: int, p: float) -> float:
     """P(X <= k) for X ~ Binomial(n, p), summed in log space (n up to many thousands)."""
     if k < 0:
@@ -286,10 +296,7 @@ def _binom_cdf(k: int, n: int, p: float) -> float:
     if p >= 1.0:
         return 0.0
     lp, lq = math.log(p), math.log1p(-p)
-    logs = [
-        math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq
-        for i in range(k + 1)
-    ]
+    logs = [c + i * lp + (n - i) * lq for i, c in enumerate(_log_choose(k, n))]
     top = max(logs)
     return min(1.0, math.exp(top) * sum(math.exp(x - top) for x in logs))
 

@@ -1,4 +1,4 @@
-"""The report as one self-contained HTML page: inline CSS, plots as base64 PNG, the C × P
+"""The report as one self-contained HTML page: inline CSS, plots as base64 SVG, the C × P
 heatmaps as coloured tables, no network.
 The per-episode drill-down is stored gzip-compressed (base64) and opened per task by a few lines
 of inline script (the browser's ``DecompressionStream``), which keeps the page light. Also :func:`screenshot`, which renders a page in headless Chromium (for review and for
@@ -114,11 +114,11 @@ def _cell(est: Mapping[str, Any] | None, metric: str, digits: int = 2, note: str
     return f'<td data-metric="{esc(metric)}">{body}</td>'
 
 
-def _img(png: bytes | None, alt: str) -> str:
-    if not png:
+def _img(svg: str | None, alt: str) -> str:
+    if not svg:
         return f'<p class="muted">({esc(alt)}: nothing to plot)</p>'
-    data = base64.b64encode(png).decode("ascii")
-    return f'<img alt="{esc(alt)}" src="data:image/png;base64,{data}">'
+    data = base64.b64encode(svg.encode("utf-8")).decode("ascii")
+    return f'<img alt="{esc(alt)}" src="data:image/svg+xml;base64,{data}">'
 
 
 def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
@@ -166,7 +166,7 @@ def summary_section(data: ReportData) -> str:
     )
 
 
-def pec_section(data: ReportData, png: bytes | None) -> str:
+def pec_section(data: ReportData, svg: str | None) -> str:
     rows = []
     for u in data.units:
         curve = (u.aggregate or {}).get("prefix.pec") or []
@@ -189,7 +189,7 @@ def pec_section(data: ReportData, png: bytes | None) -> str:
         "made at least k calls, over all runs. cPEC(k): the same over runs with at least k calls. "
         "Bands: 95% Wilson intervals. The plot stops where fewer than 5% of an agent's runs (or "
         "3 runs) are still that long; the table below has every k.</p>"
-        + _img(png, "PEC and conditional PEC curves")
+        + _img(svg, "PEC and conditional PEC curves")
         + table
     )
 
@@ -326,7 +326,7 @@ def heatmap_section(data: ReportData) -> str:
     return "".join(parts)
 
 
-def errors_section(data: ReportData, png: bytes | None) -> str:
+def errors_section(data: ReportData, svg: str | None) -> str:
     labels = [u.label for u in data.units]
     head = "".join(f"<th>{esc(lbl)}</th>" for lbl in labels)
     rows = []
@@ -350,7 +350,7 @@ def errors_section(data: ReportData, png: bytes | None) -> str:
         '<h2 id="errors">First error, by ParaRecover type</h2>'
         '<p class="muted small">The type of each run\'s first non-executable call (counts, and '
         "the share among the agent's runs with an error).</p>"
-        + _img(png, "first error types")
+        + _img(svg, "first error types")
         + f'<table class="errors"><tr><th class="l">type</th>{head}</tr>{"".join(rows)}'
         f'<tr><th class="l">runs with an error</th>{eligible}</tr></table>'
     )
@@ -612,7 +612,7 @@ def experiments_section(data: ReportData) -> str:
 
 def render(
     data: ReportData,
-    plots: Mapping[str, bytes | None],
+    plots: Mapping[str, str | None],
     *,
     max_episodes: int = MAX_EPISODES,
     title: str | None = None,

@@ -1,5 +1,5 @@
-"""Writing the report of a results directory: its plots (each drawn again only when what it
-shows changed) and its HTML page, skipped when nothing changed (:func:`report_state`)."""
+"""Writing the report of a results directory: its HTML page and its SVG plots beside it, skipped
+when nothing changed (:func:`report_state`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,13 @@ from replan.core import linre
 from replan.evaluators.stats import N_BOOT
 from replan.report import REPORT_FILE, code_stamp
 from replan.report.data import ALPHA, ReportData, collect, open_store
-from replan.report.figures import PLOTS, make_plots, plot_file, png_digest
+from replan.report.figures import PLOTS, make_plots, plot_file
 from replan.report.html import MAX_EPISODES, render
 from replan.runner.export import write_atomic
 
-#: plots earlier versions drew beside the report (the C × P heatmaps are HTML tables now)
-OLD_PLOTS = ("tsr", "prr", "rc")
+#: plot files earlier versions drew beside the report: the PNGs (the plots are SVG now, the
+#: C × P heatmaps HTML tables)
+OLD_PLOTS = tuple(f"report-{n}.png" for n in ("tsr", "prr", "rc", *PLOTS))
 #: the page's ``<meta>`` that records the store state and options it was written from
 STATE_META = "replan-report-state"
 
@@ -32,22 +33,28 @@ def report_state(out_dir: str | Path, **options: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def _up_to_date(target: Path, state: str) -> bool:
     """Whether ``target`` is a report written from ``state`` whose plot files beside it are all
-    there and whole."""
+    there as it wrote them."""
     try:
         with target.open("rb") as fh:
             head = fh.read(4096).decode("utf-8", "replace")
     except OSError:
         return False
-    m = linre.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z,]*)">', head)
+    m = linre.search(rf'<meta name="{STATE_META}" content="([0-9a-f]+);([a-z0-9,:]*)">', head)
     if m is None or m.group(1) != state:
         return False
-    for name in filter(None, m.group(2).split(",")):
+    for item in filter(None, m.group(2).split(",")):
+        name, _, digest = item.partition(":")
         try:
-            if png_digest((target.parent / plot_file(name)).read_bytes()) is None:
-                return False
-        except OSError:
+            text = (target.parent / plot_file(name)).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        if _digest(text) != digest:
             return False
     return True
 
@@ -62,9 +69,8 @@ def write_report(
     max_episodes: int = MAX_EPISODES,
     data: ReportData | None = None,
 ) -> Path:
-    """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its PNG plots beside
-    it (each drawn only when what it shows changed: :mod:`replan.report.figures`), every file
-    replaced atomically; returns the HTML path. When the page there was written from the same
+    """Write the report of ``out_dir`` (default ``out_dir/report.html``) and its SVG plots beside
+    it (:mod:`replan.report.figures`), every file replaced atomically; returns the HTML path. When the page there was written from the same
     store contents, code and options (:func:`report_state`) and its plots are whole, nothing is
     read or written again. Raises ``FileNotFoundError`` when ``out_dir`` holds no store.
     ``data``: the store's :func:`collect` already computed (with these ``seed``, ``n_boot`` and
@@ -78,16 +84,16 @@ def write_report(
         data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
         state = report_state(out_dir, **options)  # reading may have stored missing scores
     target.parent.mkdir(parents=True, exist_ok=True)
-    plots = make_plots(data, beside=target.parent)
-    for name, png in plots.items():
+    plots = make_plots(data)
+    for name, svg in plots.items():
         file = target.parent / plot_file(name)
-        if not png:  # nothing to draw now: an earlier report's plot would contradict this one
+        if not svg:  # nothing to draw now: an earlier report's plot would contradict this one
             file.unlink(missing_ok=True)
-        elif not (file.is_file() and file.read_bytes() == png):  # drawn again
-            write_atomic(file, [png])
+        elif not (file.is_file() and file.read_bytes() == svg.encode("utf-8")):
+            write_atomic(file, [svg.encode("utf-8")])
     for name in OLD_PLOTS:
-        (target.parent / plot_file(name)).unlink(missing_ok=True)
-    drawn = ",".join(n for n in PLOTS if plots.get(n))
+        (target.parent / name).unlink(missing_ok=True)
+    drawn = ",".join(f"{n}:{_digest(svg)}" for n in PLOTS if (svg := plots.get(n)))
     meta = f'<meta name="{STATE_META}" content="{state};{drawn}">'
     page = render(data, plots, max_episodes=max_episodes, head=meta)
     write_atomic(target, [page.encode("utf-8")])

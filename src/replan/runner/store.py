@@ -810,20 +810,22 @@ class ResultsStore:
         of the time it takes to read); one to be scored again comes whole."""
         wanted = None if keys is None else set(keys)
         last = ""
-        # a text that is not JSON gives NULL here, and is then parsed (and refused) whole
-        lean = (
-            "CASE WHEN json_valid(e.episode) THEN json_remove(e.episode, '$.steps', '$.plans') END"
-            if slim
-            else "NULL"
+        lean = "json_remove(e.episode, '$.steps', '$.plans')" if slim else "NULL"
+        # a page holding a text that is not JSON is read again with this: NULL for that text,
+        # which is then parsed (and refused) whole (checking every text first costs 40% more)
+        checked = f"CASE WHEN json_valid(e.episode) THEN {lean} END"
+        query = (
+            "SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records, {} FROM episodes e"
+            " LEFT JOIN scores s ON s.episode_key = e.key WHERE e.key > ? ORDER BY e.key LIMIT ?"
         )
         while True:
             with self._lock:
-                rows = self._conn.execute(
-                    f"SELECT e.key, e.episode, s.stamp, s.episode_digest, s.records, {lean} FROM"
-                    " episodes e LEFT JOIN scores s ON s.episode_key = e.key WHERE e.key > ?"
-                    " ORDER BY e.key LIMIT ?",
-                    (last, page),
-                ).fetchall()
+                try:
+                    rows = self._conn.execute(query.format(lean), (last, page)).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if not slim or "JSON" not in str(exc):
+                        raise
+                    rows = self._conn.execute(query.format(checked), (last, page)).fetchall()
             if not rows:
                 return
             last = rows[-1][0]
