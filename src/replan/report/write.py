@@ -3,8 +3,11 @@ when nothing changed (:func:`report_state`)."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +34,21 @@ def report_state(out_dir: str | Path, **options: Any) -> str:
         state = store.fingerprint()
     text = json.dumps([state, code_stamp(), sorted(options.items())], default=str)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused: reading and aggregating a store builds hundreds of
+    thousands of objects that live until the page is written, and the collector would walk them
+    again and again for nothing (about a tenth of a cold report's CPU). Cycles made meanwhile
+    are collected once it runs again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def _digest(text: str) -> str:
@@ -81,7 +99,8 @@ def write_report(
     if data is None:
         if _up_to_date(target, state):  # nothing changed since this page was written
             return target
-        data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
+        with _no_cycle_collection():
+            data = collect(out_dir, seed=seed, n_boot=n_boot, alpha=alpha)
         state = report_state(out_dir, **options)  # reading may have stored missing scores
     target.parent.mkdir(parents=True, exist_ok=True)
     plots = make_plots(data)
@@ -95,7 +114,8 @@ def write_report(
         (target.parent / name).unlink(missing_ok=True)
     drawn = ",".join(f"{n}:{_digest(svg)}" for n in PLOTS if (svg := plots.get(n)))
     meta = f'<meta name="{STATE_META}" content="{state};{drawn}">'
-    page = render(data, plots, max_episodes=max_episodes, head=meta)
+    with _no_cycle_collection():
+        page = render(data, plots, max_episodes=max_episodes, head=meta)
     write_atomic(target, [page.encode("utf-8")])
     return target
 
