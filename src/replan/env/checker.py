@@ -12,6 +12,7 @@ injected corrupted value (the perturbation's sentinel) is never a success, whate
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -73,6 +74,23 @@ def _digit_glued(text: str, i: int, towards: int) -> bool:
 _NUMBER = linre.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
+@functools.lru_cache(maxsize=64)
+def _numbers(answer: str, unsigned: bool) -> tuple[float, ...]:
+    """The whole numbers ``answer`` states, once per answer (a checker asks about each of a
+    task's facts in turn); ``unsigned``: a leading ``-`` is a dash, not a sign (the fact
+    looked for is not negative)."""
+    out = []
+    for m in _NUMBER.finditer(answer):
+        start = m.start() + (1 if unsigned and m.group().startswith("-") else 0)
+        if _digit_glued(answer, start - 1, -1) or _digit_glued(answer, m.end(), 1):
+            continue  # part of a longer value: a date, a time, a version, an id
+        try:
+            out.append(float(answer[start : m.end()].replace(",", "")))
+        except ValueError:
+            continue
+    return tuple(out)
+
+
 def mentions(answer: str | None, fact: Any) -> bool:
     """Whether ``answer`` states ``fact`` as a whole value (case-insensitive; numbers in any
     common format). ``16:37-KEACH`` does not state ``16:37``, nor ``ID-123`` state ``ID``: a
@@ -80,17 +98,11 @@ def mentions(answer: str | None, fact: Any) -> bool:
     if answer is None:
         return False
     if isinstance(fact, (int, float)) and not isinstance(fact, bool):
-        for m in _NUMBER.finditer(answer):
-            start = m.start() + (1 if m.group().startswith("-") and float(fact) >= 0 else 0)
-            if _digit_glued(answer, start - 1, -1) or _digit_glued(answer, m.end(), 1):
-                continue  # part of a longer value: a date, a time, a version, an id
-            try:
-                n = float(answer[start : m.end()].replace(",", ""))
-            except ValueError:
-                continue
-            if math.isclose(n, float(fact), rel_tol=1e-6, abs_tol=0.006):
-                return True
-        return False
+        target = float(fact)
+        return any(
+            math.isclose(n, target, rel_tol=1e-6, abs_tol=0.006)
+            for n in _numbers(answer, target >= 0)
+        )
     needle = str(fact).lower().strip()
     if not needle:
         return False
