@@ -61,8 +61,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-FULL_TASKS = 2000
 DESIGNS = 4
+
+
+def full_tasks() -> int:
+    """The instances of the suite a run draws by default (``toolmaze``: 1,000 since v3; the
+    issue's 8,000 episodes were its 2,000 instances of v2, now ``toolmaze-guided``)."""
+    from replan.runner.experiment import RunConfig
+    from replan.suites import load_suite
+
+    return len(load_suite(RunConfig().suite))
 
 
 def _peak_self_mb() -> float:
@@ -87,6 +95,8 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
         if rss:
             peak["max"] = max(peak.get("max", 0.0), max(rss))
             peak["sum"] = max(peak.get("sum", 0.0), sum(rss))
+            # every process of the run at the same moment: the driver and its workers
+            peak["all"] = max(peak.get("all", 0.0), me.memory_info().rss / 2**20 + sum(rss))
 
 
 def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> dict[str, Any]:
@@ -114,6 +124,7 @@ def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> di
         "driver_mb": _peak_self_mb(),
         "worker_mb": peak.get("max", 0.0),
         "workers_sum_mb": peak.get("sum", 0.0),
+        "all_mb": peak.get("all", _peak_self_mb()),
     }
 
 
@@ -160,7 +171,8 @@ def main() -> None:
         print(
             f"{name}: {r['episodes']} episodes ({r['failures']} failed) in {r['wall_s']:.1f} s ="
             f" {r['rate']:.1f} episodes/s; peak RSS driver {r['driver_mb']:.0f} MB, largest "
-            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB); CPU "
+            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB, all "
+            f"processes at once {r['all_mb']:.0f} MB); CPU "
             f"{r['cpu_per_episode_ms']:.0f} ms per episode (driver {r['driver_cpu_s']:.0f} s, "
             f"workers {r['workers_cpu_s']:.0f} s); load {os.getloadavg()[0]:.1f}",
             flush=True,
@@ -184,14 +196,14 @@ def main() -> None:
             f"CPU per episode, workers / 1 process: "
             f"{multi['cpu_per_episode_ms'] / base['cpu_per_episode_ms']:.2f}x; on {cores} free "
             f"cores the workers would run about {bound:.1f} episodes/s, the whole suite in "
-            f"{FULL_TASKS * DESIGNS / bound / 60:.1f} min (vs 1 process at most "
+            f"{full_tasks() * DESIGNS / bound / 60:.1f} min (vs 1 process at most "
             f"{1000 / base['cpu_per_episode_ms']:.1f} episodes/s)",
             flush=True,
         )
         limit = "all" if ns.limit is None else str(ns.limit)
         run = _phase("run", big, limit, workers)
         show(f"run, --workers {ns.workers or 'auto'} ({limit} tasks)", run)
-        full = FULL_TASKS * DESIGNS
+        full = full_tasks() * DESIGNS
         if run["episodes"] < full:
             print(
                 f"whole suite ({full} episodes) at the run's rate: "

@@ -349,3 +349,10 @@ def test_the_look_around_options_give_what_re_gives() -> None:
     assert linre.split_after(linre.compile(r"[.!?](\s+)"), "A. B!  C") == re.split(
         r"(?<=[.!?])\s+", "A. B!  C"
     )
+
+
+def test_a_pattern_holds_at_most_a_mebibyte() -> None:
+    """RE2's default budget is 8 MiB a pattern, and a run compiles hundreds of patterns from
+    task data: their DFA caches grew a run's memory with every episode (issue 32 §5)."""
+    for pat in (linre.compile(r"\w+"), linre.compile("(x)", not_after=r"\w", followed_by=r"\W|$")):
+        assert pat._re.options().max_mem == linre.MAX_MEM <= 1 << 20
