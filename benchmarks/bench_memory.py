@@ -37,19 +37,26 @@ ROOT = Path(__file__).resolve().parents[1]
 BASELINE_REF = "8eff5a2"
 
 RUN = """
-import asyncio, sys
+import asyncio, ctypes, sys
 from replan.runner.experiment import RunConfig, arun
 cfg = RunConfig(limit=int(sys.argv[1]))
 out = asyncio.run(arun(cfg, sys.argv[2]))
 rss = [ln for ln in open("/proc/self/status") if ln.startswith("VmRSS")][0].split()[1]
-print(out.ran, int(rss) / 1024)
+class MallInfo2(ctypes.Structure):  # glibc's, in bytes: what malloc holds for live blocks
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = MallInfo2
+info = libc.mallinfo2()
+print(out.ran, int(rss) / 1024, info.uordblks / 2**20, info.fordblks / 2**20)
 """
 
 
-def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float, float]:
-    """``(episodes, peak RSS MB, RSS MB at the end of the run, CPU s)`` of one run process with
-    ``src`` first on the path (the peak is often the suite's generation, before any episode;
-    the RSS at the end is what the run's episodes left held)."""
+def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float, float, float, float]:
+    """``(episodes, peak RSS MB, RSS MB at the end of the run, CPU s, malloc in use MB, malloc
+    free MB)`` of one run process with ``src`` first on the path (the peak is often the suite's
+    generation, before any episode; the RSS at the end is what the run's episodes left held;
+    glibc's in-use and free bytes tell live native memory from fragmentation)."""
     env = {**os.environ, "PYTHONPATH": str(src)}
     proc = subprocess.Popen(
         [sys.executable, "-c", RUN, str(tasks), str(out)],
@@ -63,8 +70,9 @@ def measure(src: Path, tasks: int, out: Path) -> tuple[int, float, float, float]
     if os.waitstatus_to_exitcode(status):
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"run of {tasks} tasks failed:\n{err[-2000:]}")
-    ran, end = text.split()[-2:]
-    return int(ran), usage.ru_maxrss / 1024, float(end), usage.ru_utime + usage.ru_stime
+    ran, end, used, free = text.split()[-4:]
+    cpu = usage.ru_utime + usage.ru_stime
+    return int(ran), usage.ru_maxrss / 1024, float(end), cpu, float(used), float(free)
 
 
 def main() -> None:
@@ -83,15 +91,21 @@ def main() -> None:
         (work / "old").mkdir()
         subprocess.run(["tar", "-x", "-C", str(work / "old")], input=archive, check=True)
         codes = [(f"old ({args.baseline_ref})", work / "old" / "src"), ("this code", ROOT / "src")]
-        print(f"{'code':16} {'episodes':>8} {'peak RSS MB':>12} {'end RSS MB':>11} {'CPU s':>7}")
+        print(
+            f"{'code':16} {'episodes':>8} {'peak RSS MB':>12} {'end RSS MB':>11} {'CPU s':>7} "
+            f"{'malloc used/free MB':>20}"
+        )
         for label, src in codes:
             rows = []
             for tasks in (small, large):
                 t0 = time.perf_counter()
-                n, peak, end, cpu = measure(src, tasks, work / f"{label[:3]}-{tasks}")
+                n, peak, end, cpu, used, free = measure(src, tasks, work / f"{label[:3]}-{tasks}")
                 rows.append((n, peak, end))
                 wall = time.perf_counter() - t0
-                print(f"{label:16} {n:8d} {peak:12.1f} {end:11.1f} {cpu:7.1f}  ({wall:.0f} s)")
+                print(
+                    f"{label:16} {n:8d} {peak:12.1f} {end:11.1f} {cpu:7.1f} "
+                    f"{used:11.1f} / {free:5.1f}  ({wall:.0f} s)"
+                )
             (n1, p1, e1), (n2, p2, e2) = rows
             print(
                 f"{label:16} per episode: peak {1024 * (p2 - p1) / (n2 - n1):+.1f} kB, "

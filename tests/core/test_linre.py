@@ -356,3 +356,5 @@ def test_a_pattern_holds_at_most_a_mebibyte() -> None:
     task data: their DFA caches grew a run's memory with every episode (issue 32 §5)."""
     for pat in (linre.compile(r"\w+"), linre.compile("(x)", not_after=r"\w", followed_by=r"\W|$")):
         assert pat._re.options().max_mem == linre.MAX_MEM <= 1 << 20
+    # and only the last few hundred are kept (each one made from task data holds memory)
+    assert linre.compile.cache_info().maxsize == linre.COMPILED_KEPT <= 256

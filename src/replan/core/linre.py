@@ -453,7 +453,13 @@ class Pattern:
         )
 
 
-@lru_cache(maxsize=1024)
+#: patterns kept compiled: every fixed pattern of replan (about 150) and the last of those made
+#: from task data, which a run makes by the hundred and which hold native memory (with 1,024
+#: kept, a run process grew by ~35 kB per episode until the cache was full; with 256, flat)
+COMPILED_KEPT = 256
+
+
+@lru_cache(maxsize=COMPILED_KEPT)
 def compile(
     pattern: str,
     flags: int = 0,
@@ -544,6 +550,7 @@ def split_after(pattern: Pattern, text: str) -> list[str]:
 
 __all__ = [
     "ASCII",
+    "COMPILED_KEPT",
     "DOTALL",
     "IGNORECASE",
     "MAX_MEM",
