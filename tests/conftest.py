@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ import pytest
 from replan.samples import PARARECOVER_SAMPLE, PARARECOVER_SAMPLE_FILES
 
 REPO = Path(__file__).resolve().parents[1]
+# helpers shared by test files in several folders (imported by module name: importlib mode)
+if str(REPO / "tests" / "helpers") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests" / "helpers"))
 SAMPLE = PARARECOVER_SAMPLE
 SAMPLE_FILES = list(PARARECOVER_SAMPLE_FILES)
 

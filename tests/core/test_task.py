@@ -3,6 +3,8 @@ into them, and suite-internal notes stay in metadata."""
 
 from __future__ import annotations
 
+import json
+
 from replan.core.task import Task
 
 
@@ -75,7 +77,36 @@ def test_an_old_pararecover_task_loads_into_the_typed_fields():
     assert t.rounds_include_response is True
     assert t.tool_specs == tools
     assert t.base_id == "t-P3"  # no stored base id: the task id
-    assert t.metadata == {"plan": "{}"}
+    # no last wave stored: a plan note, not a start state (a start state has both)
+    assert t.metadata == {"plan": "{}"} and not t.replan_point.starts_mid_run
+
+
+def test_an_old_synth_task_loads_its_start_state_into_the_replan_point():
+    # worked out by hand from the stored keys: node 1 ran cleanly, node 2 failed in the last
+    # wave; only node 1's output is one a later reference may bind to
+    t = Task.model_validate(
+        {
+            **_stored(),
+            "suite": "pararecover-synth",
+            "replan_point": {"rounds_executed": 2},
+            "metadata": {
+                "plan": {"tasks": [{"id": "root"}]},
+                "fun_call": [{"name": "b", "arguments": {"x": 1}, "results": "Error: no"}],
+                "bindings": {"1": {"v": 3}, "2": "Error: no"},
+                "executed_ok": {"1": True, "2": False},
+                "state_after_history": {"collections": {}, "version": 4},
+                "error_types": ["Parameter_Error"],
+            },
+        }
+    )
+    p = t.replan_point
+    assert p is not None and p.rounds_executed == 2 and p.calls_executed == 2
+    assert json.loads(p.plan) == {"tasks": [{"id": "root"}]}
+    assert [(c.name, c.results) for c in p.last_wave] == [("b", "Error: no")]
+    assert p.outputs == {"1": {"v": 3}}
+    assert p.state == {"collections": {}, "version": 4}
+    assert t.metadata == {"error_types": ["Parameter_Error"]}
+    assert Task.model_validate(t.model_dump()) == t
 
 
 def test_a_task_without_legacy_keys_is_untouched():

@@ -137,24 +137,10 @@ def test_compare_pairs_by_task_and_seed() -> None:
 
 
 # --- one rule for infrastructure failures, in `replan run` and `replan score` (issue 12) ------
-class _Replanner:
-    """Replies with a fixed text, or raises (an endpoint that is down)."""
-
-    model_name = "stub"
-
-    def __init__(self, text: str | None):
-        self.text = text
-
-    def invoke(self, messages):
-        from langchain_core.messages import AIMessage
-
-        if self.text is None:
-            raise ConnectionError("endpoint down")
-        return AIMessage(content=self.text)
-
-
 def _pararecover_runs() -> tuple[list, list]:
-    from replan.graphs.replan_point import replay_task
+    from replay_models import run_protocol
+
+    from replan.nodes.config import RetrySettings
     from replan.samples import PARARECOVER_SAMPLE
     from replan.suites import pararecover as pr
 
@@ -163,8 +149,8 @@ def _pararecover_runs() -> tuple[list, list]:
     for i, t in enumerate(tasks):
         # every third replanner call fails for the infrastructure; the others hand the
         # instance's plan back unchanged (some complete, some fail on the labelled error)
-        model = _Replanner(None if i % 3 == 2 else t.metadata["plan"])
-        eps.append(replay_task(t, model, design="replanner_loop"))
+        text = ConnectionError("endpoint down") if i % 3 == 2 else t.replan_point.plan
+        eps.append(run_protocol(t, text, retry=RetrySettings(max_attempts=1)))
     return eps, tasks
 
 

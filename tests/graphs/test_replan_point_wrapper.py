@@ -1,16 +1,26 @@
-"""The replan-point run (ParaRecover) executes its calls through the one tool wrapper: the
-session's simulator side judges, runs and records each call of a wave, and the episode's steps
-after the replan point are exactly what the sessions recorded, as a ReAct tool node's are."""
+"""The run from a replan point (ParaRecover) is the replanner_loop design's own graph, entered
+at its replanner, and executes its calls through the one tool wrapper: a simulated world judges
+and plays each call, and the steps after the replan point are exactly what the wrapper recorded,
+as a ReAct tool node's are. There is one replanner graph."""
 
 from __future__ import annotations
 
-import pytest
-from langchain_core.messages import AIMessage
+import importlib.util
+import re
+from pathlib import Path
 
+import pytest
+from replay_models import Echo
+
+import replan
 from replan.core.tools import ToolSpec
+from replan.core.trace import EndReason, Step
+from replan.env import replan_point_world
 from replan.env.simulators import DeterministicSimulator, PendingCall, SimResult
 from replan.env.tool_wrapper import FaultSession, SimulatorCalls, StepBudgetExceeded
-from replan.graphs import replan_point as rp
+from replan.graphs import build_graph
+from replan.graphs.episode import graph_input
+from replan.nodes.config import AgentConfig
 from replan.samples import PARARECOVER_SAMPLE
 from replan.suites import pararecover as pr
 
@@ -24,61 +34,71 @@ TOOLS = [
 BY_NAME = {t.name: t for t in TOOLS}
 
 
-class _Echo:
-    """A replanner that hands back a fixed text."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def invoke(self, messages):
-        return AIMessage(content=self.text)
+def _sample_task(iid: int):
+    good, _ = pr.load_instances(PARARECOVER_SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
+    inst = next(i for i in good if i.id == iid)
+    return inst, pr.instance_to_task(inst)
 
 
-class _Counting:
-    """A simulator that passes each wave to ``inner`` and keeps what it was asked and answered."""
+def test_a_replan_point_run_goes_through_the_replanner_loop_graph(monkeypatch):
+    """A ParaRecover task run with design replanner_loop is that design's compiled graph,
+    entered at its replanner: the node names in the stream say so (no planner), and every call
+    after the replan point is a step of the one tool wrapper (``FaultSession.step``)."""
+    inst, task = _sample_task(16)  # its own plan again: three waves, the last rejected
+    model = Echo(texts=[inst.plan_text])
+    world = replan_point_world(task)
+    graph = build_graph("replanner_loop", model, world, AgentConfig(**pr.PROTOCOL_BUDGETS))
+    assert graph.name == "replanner_loop"
+    recorded: list[Step] = []
+    step = FaultSession.step
 
-    def __init__(self, inner):
-        self.inner = inner
-        self.waves: list[list[tuple[PendingCall, SimResult]]] = []
-
-    def run(self, calls, executed):
-        out = self.inner.run(calls, executed)
-        self.waves.append(list(zip(calls, out, strict=True)))
+    def spy(self, call):
+        out = step(self, call)
+        recorded.append(out)
         return out
 
+    monkeypatch.setattr(FaultSession, "step", spy)
+    nodes: list[str] = []
+    final: dict = {}
+    inputs = {**graph_input(task.query, world), "replan_point": task.replan_point}
+    for mode, chunk in graph.stream(inputs, stream_mode=["updates", "values"]):
+        if mode == "updates":
+            nodes += list(chunk)
+        else:
+            final = chunk
+    assert nodes[:3] == ["start", "replan_point", "replanner"] and "planner" not in nodes
+    assert nodes.count("replanner") == 4  # the one replan, then a pass per wave (no model)
+    assert nodes.count("tool_agent") == 3 and "respond" not in nodes
+    k = task.replan_point.rounds_executed
+    given = len(task.replan_point.last_wave)
+    steps = final["steps"]
+    assert [s.round for s in steps[:given]] == [k] * given  # the replan point's wave
+    ran = steps[given:]
+    assert [s.verdict.ok for s in ran] == [True, True, False]
+    assert [s.round for s in ran] == [k + 1, k + 2, k + 3]
+    assert ran == sorted(recorded, key=lambda s: s.index)  # exactly what the wrapper recorded
+    assert final["end_reason"] is EndReason.CALL_FAILED
+    assert len(model.received) == 1  # one replan: the model is never asked again
 
-def test_a_replan_point_episode_records_its_calls_through_the_wrapper(monkeypatch):
-    good, _ = pr.load_instances(PARARECOVER_SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
-    inst = next(i for i in good if i.id == 16)  # its own plan again: three waves, the last rejected
-    task = pr.instance_to_task(inst)
-    start = pr.start_from_task(task)
-    sessions: list[FaultSession] = []
-    wave = FaultSession.wave
 
-    def spy(self, calls, executed):
-        sessions.append(self)
-        return wave(self, calls, executed)
-
-    monkeypatch.setattr(FaultSession, "wave", spy)
-    sim = _Counting(pr.default_simulator(start))
-    ep = rp.replay_task(task, _Echo(inst.plan_text), simulator=sim)
-
-    given = len(start.last_wave)
-    assert [s.round for s in ep.steps[:given]] == [1] * given  # the replan point's wave
-    ran = ep.steps[given:]
-    assert len(sim.waves) == 3 and [s.verdict.ok for s in ran] == [True, True, False]
-    # every call the simulator ran went through a session, one session per wave, and the
-    # episode records exactly what the sessions recorded
-    assert len(sessions) == len(sim.waves)
-    assert all(s.simulator is not None and s.simulator.simulator is sim for s in sessions)
-    assert ran == [step for s in sessions for step in s.steps]
-    asked = [(w, c, r) for w, calls in enumerate(sim.waves) for c, r in calls]
-    assert len(ran) == len(asked)
-    for i, (step, (w, c, r)) in enumerate(zip(ran, asked, strict=True)):
-        assert step.index == given + i and step.round == 2 + w
-        assert (step.call.tool, step.call.node_id, step.call.args) == (c.tool, c.node, c.args)
-        assert step.observation == r.result and step.verdict == r.verdict
-    assert ep.usage.tool_calls == len(ep.steps)
+def test_there_is_one_replanner_graph():
+    """The replanner → parse → wave loop is built once: by the replanner_loop design, from the
+    nodes of ``replan.nodes.frontier``; the replan-point graph of old is gone, and no graph
+    module reads a suite."""
+    assert importlib.util.find_spec("replan.graphs.replan_point") is None
+    src = Path(replan.__file__).parent
+    builders = []
+    for path in src.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"add_node\(\s*[\"']replanner[\"']", text) or "make_replanner_node(" in text:
+            builders.append(path.relative_to(src).as_posix())
+    assert sorted(builders) == ["graphs/replanner_loop.py", "nodes/frontier.py"]
+    frontier = (src / "nodes/frontier.py").read_text(encoding="utf-8")
+    assert "StateGraph(" not in frontier  # the nodes only; the graph is the design's
+    for path in (src / "graphs").rglob("*.py"):
+        assert "replan.suites" not in path.read_text(encoding="utf-8"), path.name
+    runner = (src / "runner/experiment.py").read_text(encoding="utf-8")
+    assert "replay_task" not in runner and 'start == "replan_point"' not in runner
 
 
 def test_the_simulator_side_numbers_judges_reports_and_budgets():

@@ -504,15 +504,19 @@ def test_a_pararecover_instance_is_replanned_from_what_it_shows(profile: str) ->
     """A dataset instance has no gold plan: the replanner works from the query, the tool list,
     the current plan and the failure it is shown -- and renames a wrongly named argument, the
     fix its error message makes possible."""
-    from replan.graphs.replan_point import replay_task
+    from replan.graphs import run_episode
+    from replan.nodes.config import AgentConfig
     from replan.samples import PARARECOVER_SAMPLE_FILES
     from replan.suites import load_suite
+    from replan.suites.pararecover import PROTOCOL_BUDGETS
 
     tasks = load_suite("pararecover", path=str(PARARECOVER_SAMPLE_FILES[1]))
     assert tasks and not any(t.gold_plan for t in tasks)
     fixed = 0
     for task in tasks:
-        ep = replay_task(task, sim(task, profile))
+        ep = run_episode(
+            "replanner_loop", sim(task, profile), task, config=AgentConfig(**PROTOCOL_BUDGETS)
+        )
         assert ep.end_reason.value not in ("crashed", "model_error"), ep.error
         assert ep.plans[-1].parse_ok, ep.plans[-1].parse_error
         fixed += ep.success

@@ -6,11 +6,13 @@ import json
 import re
 
 import pytest
+from replay_models import Echo, run_protocol
 
 from replan.core.plan import Plan, PlanNode
+from replan.core.task import ReplanPoint, Task
 from replan.core.tools import ToolSpec
+from replan.core.trace import EndReason
 from replan.env import simulators as sims
-from replan.graphs import replan_point as rp
 from replan.samples import PARARECOVER_SAMPLE
 from replan.suites import load_suite
 from replan.suites import pararecover as pr
@@ -30,12 +32,12 @@ def test_loader_reads_every_line_of_the_sample(rel):
     good, bad = pr.load_instances(path)
     assert bad == [] and len(good) == n_lines == FILES[rel]
     for inst in good:
-        start = pr.start_from_instance(inst)
+        point = pr.point_from_instance(inst)
         ran_nothing = not inst.fun_call and not any(
             n.status == "done" for n in getattr(inst.plan, "call_nodes", [])
         )
-        assert (start.rounds_executed == 0) == ran_nothing
-        assert start.optimal_rounds == inst.round_gt
+        assert (point.rounds_executed == 0) == ran_nothing
+        assert point.plan == inst.plan_text and point.last_wave == inst.fun_call
     tasks = pr.load_tasks(path)
     assert len(tasks) == n_lines
     assert {t.level for t in tasks} == {"LEVEL-2" if "LEVEL-2" in rel else "LEVEL-1"}
@@ -47,7 +49,7 @@ def test_load_suite_reads_a_directory_and_filters_levels():
     l2 = load_suite("pararecover", path=str(SAMPLE), levels=["LEVEL-2"], limit=5)
     assert len(l2) == 5 and all(t.level == "LEVEL-2" for t in l2)
     t = all_tasks[0]
-    assert t.suite == "pararecover" and t.tool_specs and "plan" in t.metadata
+    assert t.suite == "pararecover" and t.tool_specs and t.replan_point.starts_mid_run
 
 
 def test_load_tasks_names_the_bad_line(tmp_path):
@@ -117,44 +119,63 @@ def test_rounds_executed_counts_done_waves_and_the_last_wave():
     assert pr.count_rounds_executed(_hand_plan(set()), []) == 0
 
 
-def _start(done: set[str], last_wave: list[pr.FunCall], executed: dict) -> pr.ReplanStart:
+def _task(done: set[str], last_wave: list[pr.FunCall], outputs: dict) -> Task:
+    """A hand-built ParaRecover task at the replan point after ``done`` and ``last_wave``."""
     p = _hand_plan(done)
-    return pr.ReplanStart(
-        key="k",
+    specs = [
+        {
+            "name": t.name,
+            "description": t.description,
+            "parameters": t.parameters["properties"],
+            "required": list(t.parameters["required"]),
+        }
+        for t in TOOLS
+    ]
+    return Task(
+        task_id="k",
+        suite="pararecover",
         query="q",
-        tools=TOOLS,
-        plan_text=p.to_text(),
-        plan=p,
-        last_wave=last_wave,
-        rounds_executed=pr.count_rounds_executed(p, last_wave),
-        calls_executed=len(done) + len(last_wave),
+        tools=[t.name for t in TOOLS],
         optimal_rounds=4,
+        rounds_include_response=True,
         min_calls=4,
-        executed=executed,
-        executed_tools={k: _hand_plan(set()).node(k).tool for k in executed},
+        tool_specs=specs,
+        replan_point=ReplanPoint(
+            rounds_executed=pr.count_rounds_executed(p, last_wave),
+            calls_executed=len(done) + len(last_wave),
+            plan=p.to_text(),
+            last_wave=last_wave,
+            outputs=outputs,
+        ),
     )
 
 
 def test_continuation_counts_rounds_and_calls_by_hand():
+    from replan.evaluators.sde import sde_record
+
     # 1 and 2 ran; merge (3) failed in the last wave; the replan keeps the plan
-    start = _start(
+    task = _task(
         {"1", "2"},
         [pr.FunCall(name="merge", results="Error: b missing")],
         {"1": {"value": 1.0}, "2": {"value": 2.0}},
     )
-    assert start.rounds_executed == 2
-    c = rp.continue_plan(start, _hand_plan({"1", "2"}))
-    assert c.success and c.end_reason == "answered"
-    assert [s.node for s in c.steps] == ["3", "4"]
-    assert c.rounds_after == 2 and c.rounds_total == 2 + 2 + 1  # + the response round
-    assert c.calls_after == 2 and c.calls_total == 3 + 2
+    assert task.replan_point.rounds_executed == 2
+    ep = run_protocol(task, _hand_plan({"1", "2"}).to_text())
+    assert ep.success and ep.end_reason is EndReason.ANSWERED
+    new = ep.steps[1:]  # step 0: the given wave (merge, round 2)
+    assert [s.call.node_id for s in new] == ["3", "4"] and [s.round for s in new] == [3, 4]
+    # T = 2 rounds before the replan + 2 waves + the response round = 5; G = 4
+    # calls = 3 before (1, 2 and the failed merge) + 2 after = 5; c* = 4
+    rec = sde_record(ep, task)
+    assert rec.script["E5"] == pytest.approx(4 / 5)
+    assert rec.tool_use_efficiency == pytest.approx(4 / 5)
     # statuses the replanner writes are not trusted: 3 claimed done still runs
-    c2 = rp.continue_plan(start, _hand_plan({"1", "2", "3"}))
-    assert [s.node for s in c2.steps] == ["3", "4"]
+    ep2 = run_protocol(task, _hand_plan({"1", "2", "3"}).to_text())
+    assert [s.call.node_id for s in ep2.steps[1:]] == ["3", "4"]
 
 
 def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
-    start = _start({"1", "2"}, [], {"1": {"value": 1.0}, "2": {"value": 2.0}})
+    task = _task({"1", "2"}, [], {"1": {"value": 1.0}, "2": {"value": 2.0}})
     bad = _hand_plan({"1", "2"})
     bad = Plan.from_nodes(
         [
@@ -162,20 +183,25 @@ def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
             for n in bad.nodes
         ]
     )
-    c = rp.continue_plan(start, bad)
-    assert not c.success and c.end_reason == "call_failed" and "requires parameter 'b'" in c.error
-    seen = []
+    ep = run_protocol(task, bad.to_text())
+    assert not ep.success and ep.end_reason is EndReason.CALL_FAILED
+    assert "requires parameter 'b'" in ep.error
+    # a second replan allowed: the replanner, shown the failed wave, fixes it
+    fixer = Echo(texts=[bad.to_text(), _hand_plan({"1", "2"}).to_text()])
+    from replan.graphs import run_episode
+    from replan.nodes.config import AgentConfig
 
-    def fix(state: rp.ReplanState) -> str:
-        seen.append((state.round, [s.node for s in state.last_wave]))
-        return _hand_plan({"1", "2"}).to_text()
-
-    c2 = rp.continue_plan(start, bad, replan=fix)
-    assert c2.success and c2.replans == 1 and seen == [(1, ["3"])]
-    assert c2.rounds_after == 3 and [s.ok for s in c2.steps] == [False, True, True]
-    assert rp.continue_plan(start, "not a plan").end_reason == "unparsable_plan"
-    budget = rp.continue_plan(start, _hand_plan({"1", "2"}), max_rounds=3)
-    assert not budget.success and budget.end_reason == "round_budget"
+    ep2 = run_episode("replanner_loop", fixer, task, config=AgentConfig(max_replans=2))
+    assert ep2.success and [p.source for p in ep2.plans] == ["planner", "replanner", "replanner"]
+    assert "requires parameter 'b'" in str(fixer.received[1][-1].content)  # it saw the failure
+    assert [s.verdict.ok for s in ep2.steps] == [False, True, True]
+    # 1 and 2 ran in one wave: the 3 waves after it are rounds 2, 3, 4
+    assert task.replan_point.rounds_executed == 1 and [s.round for s in ep2.steps] == [2, 3, 4]
+    assert run_protocol(task, "not a plan").end_reason is EndReason.UNPARSABLE_PLAN
+    # 1 round ran: a budget of 2 waves leaves one, and the plan needs two (3, then 4)
+    budget = run_protocol(task, _hand_plan({"1", "2"}).to_text(), max_rounds=2)
+    assert not budget.success and budget.end_reason is EndReason.ROUND_BUDGET
+    assert [s.call.node_id for s in budget.steps] == ["3"]
 
 
 def test_deterministic_simulator_validates_and_is_stable():
@@ -227,17 +253,21 @@ def test_result_failed_reads_error_texts():
 
 
 def test_the_augmented_flawed_plan_fails_as_given_and_a_fix_completes():
+    from replan.evaluators.sde import sde_record
+
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_augmented.jsonl")
     inst = next(i for i in good if i.id == 1)  # Parameter_Error: high_rated_reviews
-    start = pr.start_from_instance(inst)
-    assert start.rounds_executed == 3 and start.optimal_rounds == 7
-    assert rp.continue_plan(start, inst.plan).end_reason == "call_failed"
+    task = pr.instance_to_task(inst)
+    assert task.replan_point.rounds_executed == 3 and task.optimal_rounds == 7
+    assert run_protocol(task, inst.plan_text).end_reason is EndReason.CALL_FAILED
     fixed = json.loads(inst.plan_text)
     for t in fixed["tasks"]:
         if t["id"] == "3":
             t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
-    c = rp.continue_plan(start, json.dumps(fixed))
-    assert c.success and c.rounds_total == 3 + 4 + 1  # nodes 3..6 in four waves, + response
+    ep = run_protocol(task, json.dumps(fixed))
+    assert ep.success
+    # nodes 3..6 in four waves after the 3 rounds run, + the response: T = 8, G = 7
+    assert sde_record(ep, task).script["E5"] == pytest.approx(7 / 8)
 
 
 # --- execution and verdict agree (issue 12, item 3) -----------------------------------------
@@ -284,18 +314,6 @@ def _keeps_named_placeholder(inst) -> bool:
     return False
 
 
-class _Echo:
-    """A replanner that hands back a fixed text (the instance's own plan: nothing repaired)."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def invoke(self, messages):
-        from langchain_core.messages import AIMessage
-
-        return AIMessage(content=self.text)
-
-
 def test_a_replan_that_keeps_the_named_placeholder_never_passes():
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
     typed = [i for i in good if "Type_Error" in {e.value for e in i.error_types}]
@@ -305,11 +323,11 @@ def test_a_replan_that_keeps_the_named_placeholder_never_passes():
     assert len(keeping) >= 11
     passed = []
     for inst in keeping:
-        cont = rp.continue_plan(pr.start_from_instance(inst), inst.plan_text)
-        if cont.success:
+        ep = run_protocol(pr.instance_to_task(inst), inst.plan_text)
+        if ep.success:
             passed.append(inst.id)
         else:
-            assert cont.end_reason == "call_failed", (inst.id, cont.end_reason)
+            assert ep.end_reason is EndReason.CALL_FAILED, (inst.id, ep.end_reason)
     assert passed == []  # Pass@1 = 0 for every replan that keeps the labelled error
 
 
@@ -317,9 +335,9 @@ def test_a_rejected_call_never_executes_and_its_verdict_says_why():
     good, _ = pr.load_instances(SAMPLE / "LEVEL-1/LEVEL-1_real_rollout.jsonl")
     inst = next(i for i in good if i.id == 1)  # node 5: "task3 result" where an object is needed
     task = pr.instance_to_task(inst)
-    ep = rp.replay_task(task, _Echo(inst.plan_text))
+    ep = run_protocol(task, inst.plan_text)
     assert ep.success is False
-    simulated = [s for s in ep.steps if s.round > 1]
+    simulated = [s for s in ep.steps if s.round > task.replan_point.rounds_executed]
     bad = [s for s in simulated if s.call.tool == "compare_chemical_compositions"]
     assert len(bad) == 1 and bad[0].verdict.code.value == "type_mismatch"
     assert str(bad[0].observation).startswith("Error:")
@@ -362,16 +380,14 @@ def _give_up(inst, words: str, *, in_thought: bool = False, run: dict | None = N
     ],
 )
 def test_a_replan_that_gives_up_scores_zero(rel, iid, words, run):
-    from replan.core.trace import EndReason
     from replan.evaluators.sde import sde_record
 
     good, _ = pr.load_instances(SAMPLE / rel)
     inst = next(i for i in good if i.id == iid)
     task = pr.instance_to_task(inst)
     for text in (_give_up(inst, words, run=run), _give_up(inst, words, in_thought=True, run=run)):
-        cont = rp.continue_plan(pr.start_from_instance(inst), text)
-        assert (cont.success, cont.end_reason) == (False, "gave_up"), cont.error
-        ep = rp.replay_task(task, _Echo(text))
+        ep = run_protocol(task, text)
+        assert (ep.success, ep.end_reason) == (False, EndReason.GAVE_UP), ep.error
         rec = sde_record(ep, task)
         assert ep.end_reason is EndReason.GAVE_UP and ep.success is False
         assert rec.script["S5"] == 1.0  # a valid DAG ...
@@ -387,5 +403,5 @@ def test_words_alone_do_not_make_a_finished_plan_a_give_up():
         if t["id"] == "3":
             t["para"] = [json.dumps({"highly_rated_reviews": "output_of_task2"})]
     text = "<thought>node 3 cannot be completed as written: rename its parameter</thought>\n"
-    cont = rp.continue_plan(pr.start_from_instance(inst), text + json.dumps(fixed))
-    assert cont.success and cont.end_reason == "answered"
+    ep = run_protocol(pr.instance_to_task(inst), text + json.dumps(fixed))
+    assert ep.success and ep.end_reason is EndReason.ANSWERED

@@ -7,17 +7,18 @@ import random
 from collections import Counter
 
 import pytest
+from replay_models import run_protocol
 
 from replan.core.plan import Plan, PlanNode
 from replan.core.taxonomy import ErrorType
 from replan.core.tools import Effect, Precondition, ToolSpec
+from replan.core.trace import EndReason
 from replan.env.corpus import load_corpus
 from replan.env.verifier import verify
-from replan.graphs.replan_point import continue_plan
 from replan.suites import pararecover_synth as ij
 from replan.suites import toolmaze as tm
 from replan.suites.audit import observation_error_types
-from replan.suites.pararecover import FunCall, parse_record, start_from_task
+from replan.suites.pararecover import FunCall, parse_record
 
 # ---------------------------------------------------------------------------------------------
 # a small hand-made plan: 1 -> 3, 2 -> 3, 3 -> 4 (4 books what 3 quoted)
@@ -257,12 +258,15 @@ def test_errors_sit_in_the_right_rounds(synth):
         rounds, k = m["error_rounds"], t.replan_point.rounds_executed
         assert rounds == sorted(rounds) and len(set(rounds)) == len(rounds)
         assert rounds[-1] == k  # the latest error is in the latest round
-        plan = Plan.parse(m["plan"])
+        point = t.replan_point
+        plan = Plan.parse(point.plan)
         assert isinstance(plan, Plan)
-        last = {n.id for n in plan.call_nodes if n.status != "done"} & set(m["bindings"])
-        assert [c["name"] for c in m["fun_call"]] == [
+        earlier = [n.id for n in plan.call_nodes if n.status == "done"]
+        last, _ = plan.next_wave(earlier)  # round k: the plan's frontier after the earlier rounds
+        assert [c.name for c in point.last_wave] == [
             plan.node(i).tool for i in sorted(last, key=plan.ids.index)
         ]
+        assert set(point.outputs) <= set(earlier) | set(last)  # only calls that ran
         tools = {x: corpus.tools[x] for x in t.tools}
         et = ErrorType(m["error_types"][-1])
         if et in ij.STATIC_TYPES:  # the latest flaw is still in the plan the replanner reads
@@ -270,22 +274,18 @@ def test_errors_sit_in_the_right_rounds(synth):
             total[et] += 1
         elif et in ij.RESPONSE_TYPES:
             res = [
-                c["results"]
-                for c in m["fun_call"]
-                if c["name"] == plan.node(m["error_nodes"][-1]).tool
+                c.results for c in point.last_wave if c.name == plan.node(m["error_nodes"][-1]).tool
             ]
             assert et in observation_error_types([FunCall(name="x", results=r) for r in res])
         if t.level == "LEVEL-1":
             assert len(m["error_types"]) == 1
-            earlier = [n for n, ok in m["executed_ok"].items() if plan.node(n).status == "done"]
-            assert all(m["executed_ok"][n] for n in earlier)  # nothing failed before round k
+            assert set(earlier) <= set(point.outputs)  # nothing failed before round k
         else:
             assert len(m["error_types"]) in (2, 3)
     assert sum(flagged.values()) >= 0.95 * sum(total.values()), (flagged, total)
 
 
 def test_a_perfect_replan_completes_and_the_flawed_plan_does_not(synth):
-    corpus = load_corpus()
     static_call_level = {
         ErrorType.PARAMETER_MISSING,
         ErrorType.PARAMETER_INVALID,
@@ -294,16 +294,17 @@ def test_a_perfect_replan_completes_and_the_flawed_plan_does_not(synth):
         ErrorType.TOOL_NAME_ERROR,
     }
     for t in synth:
-        start = start_from_task(t, corpus)
         gold = Plan.parse(t.gold_plan)
-        fixed = continue_plan(start, gold)
+        fixed = run_protocol(t, gold.to_text())
         assert fixed.success, (t.task_id, fixed.error, t.metadata["error_details"])
-        # T = rounds already run + the waves still needed + the response round
-        assert fixed.rounds_total == start.rounds_executed + fixed.rounds_after + 1
-        assert fixed.rounds_total > t.optimal_rounds - 1
+        # T = rounds already run + the waves still needed + the response round >= G
+        k = t.replan_point.rounds_executed
+        after = {s.round for s in fixed.steps} - {k}
+        assert after == set(range(k + 1, k + 1 + len(after)))  # waves continue the numbering
+        assert k + len(after) + 1 > t.optimal_rounds - 1
         if ErrorType(t.metadata["error_types"][-1]) in static_call_level:
-            as_is = continue_plan(start, Plan.parse(json.dumps(t.metadata["plan"])))
-            assert not as_is.success, t.task_id
+            as_is = run_protocol(t, t.replan_point.plan)
+            assert not as_is.success and as_is.end_reason is not EndReason.ANSWERED, t.task_id
 
 
 def test_records_round_trip_through_the_loader(synth):
@@ -315,7 +316,7 @@ def test_records_round_trip_through_the_loader(synth):
         assert [e.value for e in inst.error_types] == list(dict.fromkeys(t.metadata["error_types"]))
         assert inst.round_gt == t.optimal_rounds and inst.funcall_times_gt == t.min_calls
         assert isinstance(inst.plan, Plan)
-        assert [c.name for c in inst.fun_call] == [c["name"] for c in t.metadata["fun_call"]]
+        assert [c.name for c in inst.fun_call] == [c.name for c in t.replan_point.last_wave]
 
 
 def test_synth_is_deterministic():

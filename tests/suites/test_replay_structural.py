@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from replay_models import run_protocol
 
 from replan.core.plan import Plan, exact_reference, iter_references
 from replan.core.trace import EndReason
@@ -76,33 +76,26 @@ def _instance(fetch_args: dict[str, Any], result: Any) -> pr.ParaRecoverInstance
     return pr.parse_record(record, "hand.jsonl", 1)
 
 
-class _Echo:
-    def __init__(self, text: str):
-        self.text = text
-
-    def invoke(self, messages: Any) -> AIMessage:
-        return AIMessage(content=self.text)
+def _run(inst: pr.ParaRecoverInstance, text: str) -> Any:
+    return run_protocol(pr.instance_to_task(inst), text)
 
 
 def test_a_history_call_the_verdict_rejects_is_never_done() -> None:
     # ``town`` is no parameter of fetch_weather (the call is rejected: unknown_param), although
     # its recorded result reads fine: node 1 did not run, so nothing is done yet
     inst = _instance({"town": "Paris"}, "Sunny, 21 C")
-    start = pr.start_from_instance(inst)
-    assert start.executed == {}
+    assert pr.point_from_instance(inst).outputs == {}
     # the replanner hands the plan back unchanged: node 1 runs again, is rejected again, and
     # the run ends there (the one replan is spent): no success, end reason call_failed
-    from replan.graphs.replan_point import continue_plan, replay_task
-
     unchanged = json.dumps(_plan({"town": "Paris"}))
-    cont = continue_plan(start, unchanged)
-    assert (cont.success, cont.end_reason) == (False, "call_failed")
-    ep = replay_task(pr.instance_to_task(inst), _Echo(unchanged))
+    ep = _run(inst, unchanged)
     assert ep.success is False and ep.end_reason is EndReason.CALL_FAILED
     # the valid call with the same result is done, and the same unchanged plan completes
-    ok = pr.start_from_instance(_instance({"city": "Paris"}, "Sunny, 21 C"))
-    assert ok.executed == {"1": "Sunny, 21 C"}
-    assert continue_plan(ok, json.dumps(_plan({"city": "Paris"}))).success
+    ok = _instance({"city": "Paris"}, "Sunny, 21 C")
+    assert pr.point_from_instance(ok).outputs == {"1": "Sunny, 21 C"}
+    done = _run(ok, json.dumps(_plan({"city": "Paris"})))
+    assert done.success and done.end_reason is EndReason.ANSWERED
+    assert [s.call.tool for s in done.steps] == ["fetch_weather", "write_report"]  # 1 not again
 
 
 @pytest.mark.parametrize(
@@ -116,8 +109,7 @@ def test_a_history_call_the_verdict_rejects_is_never_done() -> None:
 )
 def test_error_results_are_failures_and_never_done(result: Any) -> None:
     assert result_failed(result)
-    start = pr.start_from_instance(_instance({"city": "Paris"}, result))
-    assert start.executed == {}
+    assert pr.point_from_instance(_instance({"city": "Paris"}, result)).outputs == {}
 
 
 def test_results_that_merely_mention_errors_are_not_failures() -> None:
@@ -159,16 +151,14 @@ def test_giving_up_is_dropping_a_pending_call_without_a_replacement() -> None:
 
 
 def test_a_give_up_in_any_words_scores_zero() -> None:
-    from replan.graphs.replan_point import continue_plan
-
-    start = pr.start_from_instance(_instance({"city": "Paris"}, "Sunny, 21 C"))
+    inst = _instance({"city": "Paris"}, "Sunny, 21 C")
     for words in ("All done, here is the weather.", "Stop here: the task cannot be completed."):
         dropped = _plan({"city": "Paris"})
         dropped["tasks"] = [t for t in dropped["tasks"] if t["id"] != "2"]
         dropped["tasks"][-1]["dep"] = ["1"]
         dropped["tasks"][-1]["desc"] = words
-        cont = continue_plan(start, f"<thought>{words}</thought>\n" + json.dumps(dropped))
-        assert (cont.success, cont.end_reason) == (False, "gave_up"), words
+        ep = _run(inst, f"<thought>{words}</thought>\n" + json.dumps(dropped))
+        assert (ep.success, ep.end_reason) == (False, EndReason.GAVE_UP), words
 
 
 def test_dotted_node_ids_are_parsed_one_way() -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import graphlib
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -242,6 +242,22 @@ class Plan(BaseModel):
     def depth(self) -> int:
         """Number of call waves: the rounds a clean frontier execution needs."""
         return len(self.call_layers())
+
+    def nodes_run_by(self, tools: Sequence[str]) -> list[str | None]:
+        """The pending call node each call of a wave ran (``tools``: the calls' tool names, in
+        order), else ``None``: matched by tool, frontier nodes first, then in id order; each node
+        once. How a recorded wave (ParaRecover's ``fun_call``, which names no node) is read."""
+        pending = [n for n in self.call_nodes if n.status != "done"]
+        frontier = set(self.frontier())
+        pending.sort(key=lambda n: (n.id not in frontier, self.ids.index(n.id)))
+        taken: set[str] = set()
+        out: list[str | None] = []
+        for tool in tools:
+            node = next((n for n in pending if n.tool == tool and n.id not in taken), None)
+            if node is not None:
+                taken.add(node.id)
+            out.append(node.id if node is not None else None)
+        return out
 
     def frontier(self, done: Iterable[str] | None = None) -> list[str]:
         """F(t): pending nodes whose deps are all done (root counts as done unless a call)."""

@@ -6,6 +6,7 @@ scored later. ``replan.env`` turns a task into a world (:func:`replan.env.task_w
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
@@ -86,12 +87,39 @@ class FaultSetup(BaseModel):
     min_calls_after_fault_by_victim: dict[str, int] = Field(default_factory=dict)
 
 
+class WaveCall(BaseModel):
+    """One call of the last wave before a replan point, as the instance records it."""
+
+    name: str
+    arguments: Any = None
+    results: Any = None
+
+
 class ReplanPoint(BaseModel):
-    """What already ran before the agent takes over a replan-point task (ParaRecover): the
-    efficiency scores count these rounds and calls on top of the episode's own."""
+    """The start state of a task that begins mid-run, at the replanner (ParaRecover).
+
+    The suite fills it: the plan the replanner is given, the last wave's calls and results, the
+    outputs of the call nodes that ran cleanly (what later ``${node}`` references bind to) and
+    the world after that history. The efficiency scores count ``rounds_executed`` and
+    ``calls_executed`` on top of the episode's own. A point with no ``plan`` only carries those
+    counts (a task stored before the start state was typed, scored but not run from here).
+    """
 
     rounds_executed: int = 0
     calls_executed: int | None = None  # None: the suite did not state it (counted as 0)
+    #: the plan the replanner is given, as the instance writes it (ParaRecover JSON text)
+    plan: str | None = None
+    last_wave: list[WaveCall] = Field(default_factory=list)
+    #: node id -> output of each call node that ran cleanly before the replan point
+    outputs: dict[str, Any] = Field(default_factory=dict)
+    #: the world after the history (``WorldState.to_dict()``); ``None``: the tools have no
+    #: implementation and a tool simulator plays them (``replan.env.simulators``)
+    state: dict[str, Any] | None = None
+
+    @property
+    def starts_mid_run(self) -> bool:
+        """Whether a run starts here, at the replanner (the point has a plan)."""
+        return self.plan is not None
 
 
 #: metadata keys of tasks stored before the typed fields, and the field each moved to
@@ -102,6 +130,30 @@ _LEGACY_FAULT_KEYS = (
     "min_calls_after_fault_by_victim",
 )
 _LEGACY_POINT_KEYS = ("rounds_executed", "calls_executed")
+
+
+def _legacy_point(meta: dict[str, Any]) -> dict[str, Any]:
+    """The replan point of a task stored before it was typed: the counts, and the start state
+    that ``plan`` with ``fun_call`` (both suites) and ``bindings`` / ``executed_ok`` /
+    ``state_after_history`` (``pararecover-synth``) held. Keys it reads are dropped from
+    ``meta``. A stored ``pararecover`` task keeps no clean outputs (its loader derives them
+    from the instance file); it is scored from its counts."""
+    point: dict[str, Any] = {k: meta.pop(k) for k in _LEGACY_POINT_KEYS if k in meta}
+    if "fun_call" not in meta:  # both suites stored the last wave with the plan
+        return point
+    if "plan" in meta:
+        plan = meta.pop("plan")
+        point["plan"] = plan if isinstance(plan, str) else json.dumps(plan, ensure_ascii=False)
+    if "fun_call" in meta:
+        point["last_wave"] = meta.pop("fun_call") or []
+    ok = meta.pop("executed_ok", None)
+    bindings = meta.pop("bindings", None) or {}
+    if ok is not None:
+        point["outputs"] = {n: bindings.get(n) for n, good in ok.items() if good}
+        point.setdefault("calls_executed", len(ok))
+    if "state_after_history" in meta:
+        point["state"] = meta.pop("state_after_history")
+    return point
 
 
 class Task(BaseModel):
@@ -136,7 +188,7 @@ class Task(BaseModel):
         """Tasks stored before the typed fields (results stores, exported files, older frozen
         suites) carried them as metadata keys: G and c* as ``round_gt`` / ``funcall_times_gt``,
         the fault setup as ``victim_tools`` / ``implicit`` / ``min_calls_after_fault[_by_victim]``,
-        ``base_id``, ``rounds_executed`` / ``calls_executed``, ``rounds_include_response``
+        ``base_id``, the replan point (:func:`_legacy_point`), ``rounds_include_response``
         (with its prose twin ``rounds_counting``), ``tool_list``, and the paths' tool sequences
         in ``paths``. Each is read into its field (when the field is unset) and dropped, except
         ``paths``, which the ToolMaze suite keeps for its plans. An unset ``base_id`` is the
@@ -153,9 +205,12 @@ class Task(BaseModel):
         moved = {k: meta.pop(k) for k in _LEGACY_FAULT_KEYS if k in meta}
         if moved and not data.get("faults"):
             data["faults"] = {k: v for k, v in moved.items() if v is not None}
-        moved = {k: meta.pop(k) for k in _LEGACY_POINT_KEYS if k in meta}
-        if moved and not data.get("replan_point"):
-            data["replan_point"] = moved
+        point = data.get("replan_point")
+        if point is None or isinstance(point, dict):
+            given = {k: v for k, v in (point or {}).items() if v is not None}
+            moved = {**_legacy_point(meta), **given}
+            if moved:
+                data["replan_point"] = moved
         if "rounds_include_response" in meta:
             data.setdefault("rounds_include_response", bool(meta.pop("rounds_include_response")))
         meta.pop("rounds_counting", None)

@@ -32,4 +32,30 @@ def task_world(task: Task, faults: FaultInjector | None = None, corpus: Any = No
     )
 
 
-__all__ = ["ExecResult", "FaultInjector", "World", "WorldState", "task_world"]
+def replan_point_world(task: Task, seed: int = 0, corpus: Any = None) -> World:
+    """The world a run from ``task``'s replan point continues in: the corpus tools in the world
+    after the history (``ReplanPoint.state``), or, for tools with no implementation
+    (ParaRecover's tool lists, ``Task.tool_specs``), a
+    :class:`~replan.env.simulators.SimulatedWorld` whose simulator is seeded with ``seed``."""
+    point = task.replan_point
+    if point is None or not point.starts_mid_run:
+        raise ValueError(f"task {task.task_id} has no replan point to start from")
+    if point.state is None:
+        # late: the simulators import this package's world module
+        from replan.core.tools import ToolSpec
+        from replan.env.simulators import SimulatedWorld
+
+        return SimulatedWorld(ToolSpec.from_pararecover(task.tool_specs), seed)
+    world = task_world(task, corpus=corpus)
+    world.initial_state = world.state = WorldState.from_dict(point.state)
+    return world
+
+
+__all__ = [
+    "ExecResult",
+    "FaultInjector",
+    "World",
+    "WorldState",
+    "replan_point_world",
+    "task_world",
+]

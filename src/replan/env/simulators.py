@@ -4,8 +4,10 @@ ParaRecover instances list tools with no code behind them. From a replan point t
 through one of these: :class:`DeterministicSimulator` (the default: validates every call against
 the tool list with :func:`check_call` and returns seeded, schema-shaped outputs),
 :class:`LLMToolSimulator` (a chat model plays the tools after the same validation, as in the
-paper) or :class:`WorldSimulator` (real deterministic tools, for ``pararecover-synth``). Each runs
-one wave of :class:`PendingCall` s given the outputs of the nodes that ran cleanly.
+paper). Each runs one wave of :class:`PendingCall` s given the outputs of the nodes that ran
+cleanly. :class:`SimulatedWorld` is the world such a task runs in: every agent graph calls its
+tools as it calls any world's (``pararecover-synth``'s tools have implementations and run in
+the world after the instance's history instead).
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ from replan.core.trace import Call, Verdict
 from replan.env.verifier import reference_token, textual_references
 from replan.env.world import (
     MISSING,
+    ExecResult,
     UnresolvedReference,
+    World,
+    WorldState,
     lookup_path,
     resolve_references,
     stable_seed,
@@ -361,22 +366,50 @@ def _read_array(text: str) -> list[Any] | None:
     return value if isinstance(value, list) else None
 
 
-class WorldSimulator:
-    """Runs calls in a real :class:`~replan.env.world.World` (``pararecover-synth`` tasks, whose
-    tools all have deterministic implementations)."""
+class SimulatedWorld(World):
+    """A world whose tools have no implementation (ParaRecover's tool lists): a tool simulator
+    judges and plays every call (default: a :class:`DeterministicSimulator` seeded with the
+    world's seed), so the agent graphs run such a task as they run any other world.
 
-    def __init__(self, world: Any):
-        self.world = world
+    The verdict is the simulator's (:func:`check_call`, given the nodes that ran cleanly: the
+    call's ``bindings``), so execution and verdict agree; no state ever changes, and no fault is
+    injected (the simulator's failures are the tools' own).
+    """
 
-    def run(self, calls: Sequence[PendingCall], executed: Mapping[str, Any]) -> list[SimResult]:
-        out = []
-        bindings = dict(executed)
-        for c in calls:
-            res = self.world.execute(Call(tool=c.tool, args=c.args, node_id=c.node), bindings)
-            if res.ok:
-                out.append(SimResult(ok=True, result=res.observation, verdict=res.verdict))
-            else:
-                msg = res.observation
-                text = msg.get("message", msg) if isinstance(msg, Mapping) else msg
-                out.append(SimResult(ok=False, result=f"Error: {text}", verdict=res.verdict))
-        return out
+    def __init__(
+        self,
+        tools: Iterable[ToolSpec] | Mapping[str, ToolSpec],
+        seed: int = 0,
+        simulator: ToolSimulator | None = None,
+    ):
+        super().__init__(tools, None, seed)
+        self.simulator = simulator or DeterministicSimulator(self.tools.values(), seed)
+
+    def fork(self, faults: Any = None) -> World:
+        """The same simulated world (it has no state to fork and takes no faults)."""
+        return SimulatedWorld(self.tools, self.seed, self.simulator)
+
+    def check(
+        self, call: Call, bindings: Mapping[str, Any] | None = None, state: WorldState | None = None
+    ) -> tuple[Verdict, dict[str, Any] | None]:
+        v = check_call(self.tools, call.tool, call.args, dict(bindings or {}), call.node_id or "")
+        return v, (dict(call.args) if v.ok else None)
+
+    def execute(
+        self,
+        call: Call,
+        bindings: Mapping[str, Any] | None = None,
+        *,
+        state: WorldState | None = None,
+        commit: bool = True,
+    ) -> ExecResult:
+        pending = PendingCall(node=call.node_id or "", tool=call.tool, args=call.args)
+        (r,) = self.simulator.run([pending], dict(bindings or {}))
+        verdict = r.verdict or self.check(call, bindings)[0]
+        return ExecResult(
+            verdict=verdict,
+            observation=r.result,
+            state=self.state if state is None else state,
+            resolved_args=dict(call.args),
+            output=r.result if verdict.ok else None,
+        )

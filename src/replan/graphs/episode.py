@@ -33,7 +33,7 @@ from langgraph.types import Checkpointer
 from replan.core.aio import run_sync
 from replan.core.task import Task
 from replan.core.trace import EndReason, Episode, Usage
-from replan.env import task_world
+from replan.env import replan_point_world, task_world
 from replan.env.checker import check
 from replan.env.world import FaultInjector, World
 from replan.graphs.inputs import agent_inputs
@@ -99,6 +99,13 @@ def shared_graph(design: str, config: AgentConfig | None = None) -> CompiledStat
         while len(_SHARED) > _SHARED_MAX:
             _SHARED.popitem(last=False)
         return graph
+
+
+def mid_run(design: str, task: Task) -> bool:
+    """Whether ``design`` runs ``task`` from its replan point (a design that replans, a task
+    that starts mid-run); any other run starts from the query."""
+    point = task.replan_point
+    return point is not None and point.starts_mid_run and get_design(design).replans
 
 
 def graph_input(query: str, world: World) -> dict[str, Any]:
@@ -187,8 +194,9 @@ def _prepare(
     episode_id: str | None,
 ) -> _Run:
     cfg = config or AgentConfig()
+    point = task.replan_point if mid_run(design, task) else None
     if world is None:
-        world = task_world(task, faults)
+        world = replan_point_world(task, seed) if point is not None else task_world(task, faults)
     elif faults is not None:
         raise ValueError("give the faults to the World you pass (World(..., faults=...))")
     graph = shared_graph(design, cfg) if checkpointer is None else None
@@ -202,6 +210,8 @@ def _prepare(
         thread_id = uuid.uuid4().hex
     run_cfg = runnable_config(cfg, thread_id)
     inputs: dict[str, Any] | None = graph_input(task.query, world)
+    if point is not None:
+        inputs["replan_point"] = point
     values: dict[str, Any] = {}
     finished = False
     if checkpointer is not None:
@@ -356,6 +366,11 @@ def episode_from_state(
         budgets=cfg.budgets(),
         metadata={**(values.get("meta") or {}), **(metadata or {})},
     )
+    if values.get("replan_point") is not None:
+        # ParaRecover's Pass@1 (seed 000, Appendix B): the replanned plan completes the task in
+        # the following rounds, i.e. the run reaches the response (a give-up ends gave_up)
+        episode.success = reason is EndReason.ANSWERED
+        return episode
     try:
         episode.success = check(task, world.state, episode.final_answer, episode).success
     except Exception as exc:  # a checker bug must not lose the episode
@@ -369,6 +384,7 @@ __all__ = [
     "build_graph",
     "episode_from_state",
     "graph_input",
+    "mid_run",
     "run_episode",
     "runnable_config",
     "shared_graph",

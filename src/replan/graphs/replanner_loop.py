@@ -1,6 +1,10 @@
 """Planner – tool agent – replanner loop with frontier execution of a DAG plan.
 
 ``start → planner → dispatch ─Send×frontier→ tool_agent → replanner → dispatch → … → respond``.
+A run that starts mid-run (input ``replan_point``, ParaRecover's instances) enters at the
+replanner instead: ``start → replan_point → replanner → dispatch → …`` (the given plan, its
+clean outputs and the last wave as round ``rounds_executed``); ParaRecover's protocol, one
+replan and then the waves to the end, is the budget ``AgentConfig.max_replans=1``.
 A round is one frontier wave: ``dispatch`` sends every ready call node to a ``tool_agent`` in
 one superstep, LangGraph runs them concurrently, their results merge through the state's
 reducers (steps ordered by plan node id), the ``replanner`` writes the updated DAG (an
@@ -23,6 +27,7 @@ from replan.nodes.config import AgentConfig
 from replan.nodes.executor import bind_now
 from replan.nodes.frontier import (
     make_dispatch_node,
+    make_replan_point_node,
     make_replanner_node,
     make_responder_node,
     make_tool_agent,
@@ -30,6 +35,12 @@ from replan.nodes.frontier import (
 from replan.nodes.planner import make_planner_node
 from replan.nodes.state import AgentState, make_start_node
 from replan.nodes.tools import ToolsLike
+
+
+def entry(state: AgentState) -> str:
+    """Where a run begins: the planner, or the replanner's given plan at a replan point."""
+    point = state.get("replan_point")
+    return "replan_point" if point is not None and point.starts_mid_run else "planner"
 
 
 @design(
@@ -46,7 +57,8 @@ def build_replanner_loop(
     *,
     checkpointer: Checkpointer = None,
 ) -> CompiledStateGraph:
-    """The compiled loop; input ``{"query"}`` (and ``"world"``, a state).
+    """The compiled loop; input ``{"query"}`` (and ``"world"``, a state; ``"replan_point"``,
+    a :class:`~replan.core.task.ReplanPoint` to start from).
 
     ``model`` and ``tools`` as ``create_agent`` takes them (see :mod:`replan.graphs.inputs`).
     """
@@ -56,6 +68,7 @@ def build_replanner_loop(
     builder = StateGraph(AgentState)
     builder.add_node("start", make_start_node(inputs))
     builder.add_node("planner", make_planner_node(inputs, cfg))
+    builder.add_node("replan_point", make_replan_point_node(inputs))
     builder.add_node(
         "dispatch",
         make_dispatch_node(inputs, cfg),
@@ -65,7 +78,8 @@ def build_replanner_loop(
     builder.add_node("replanner", make_replanner_node(inputs, cfg))
     builder.add_node("respond", make_responder_node(inputs, cfg))
     builder.add_edge(START, "start")
-    builder.add_edge("start", "planner")
+    builder.add_conditional_edges("start", entry, ["planner", "replan_point"])
+    builder.add_edge("replan_point", "replanner")
     builder.add_edge("planner", "dispatch")
     builder.add_edge("tool_agent", "replanner")
     builder.add_edge("replanner", "dispatch")

@@ -26,7 +26,12 @@ class AgentConfig(BaseModel):
     """Budgets and options of one agent run.
 
     ``max_steps``: tool calls a ReAct executor may make (react, plan_conditioned, dual_loop).
-    ``max_rounds``: frontier waves of the replanner loop (a round = one wave).
+    ``max_rounds``: frontier waves of the replanner loop (a round = one wave); from a replan
+    point the rounds already run count too (the waves continue their numbering).
+    ``max_replans``: plans the replanner loop's replanner may write (``None``: no limit). Once
+    spent, the model is not asked again: the plan's remaining waves run, a call that fails ends
+    the run (``call_failed``), and the answer is the plan's results. ParaRecover's protocol
+    from a replan point (one replan, then waves to the end) is ``max_replans=1``.
     ``max_plan_iterations``: verifier passes of Dual-Loop (the first plan counts as one; the
     planner revises after each failing pass while passes remain).
     ``max_wall_s``: wall time per episode, checked before every node (``None``: unlimited).
@@ -43,6 +48,7 @@ class AgentConfig(BaseModel):
     max_steps: int = Field(25, ge=1)
     max_rounds: int = Field(20, ge=1)
     max_plan_iterations: int = Field(3, ge=1)
+    max_replans: int | None = Field(None, ge=0)
     max_wall_s: float | None = Field(None, gt=0)
     hint: bool = False
     plan_format: Literal["text", "structured"] = "text"
@@ -50,13 +56,17 @@ class AgentConfig(BaseModel):
     retry: RetrySettings = Field(default_factory=RetrySettings)
 
     def budgets(self) -> dict[str, Any]:
-        """The budgets as recorded in ``Episode.budgets``."""
-        return {
+        """The budgets as recorded in ``Episode.budgets`` (``max_replans`` only when set, so
+        the budgets of runs without it read as before)."""
+        out: dict[str, Any] = {
             "max_steps": self.max_steps,
             "max_rounds": self.max_rounds,
             "max_plan_iterations": self.max_plan_iterations,
             "max_wall_s": self.max_wall_s,
         }
+        if self.max_replans is not None:
+            out["max_replans"] = self.max_replans
+        return out
 
     def recursion_limit(self) -> int:
         """A LangGraph superstep limit that our own budgets always reach first."""

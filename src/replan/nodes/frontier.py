@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import copy
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -32,9 +33,12 @@ from langgraph.graph import END
 from langgraph.types import Command, Send
 
 from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode
+from replan.core.task import ReplanPoint
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call, EndReason, Finding, Step
+from replan.env.checker import abandoned_calls
+from replan.env.simulators import check_call
 from replan.env.verifier import node_args
 from replan.env.world import FaultInjector, World, WorldState
 from replan.nodes.config import AgentConfig
@@ -179,9 +183,11 @@ class OrderedFaults:
 
 
 def ordered_world(world: World) -> World:
-    """A view of ``world`` (same tools, seed, initial state) whose faults are wave-ordered."""
-    faults = OrderedFaults(world.faults) if world.faults is not None else None
-    view = World(world.tools, world.initial_state, world.seed, faults)
+    """A view of ``world`` (same tools, seed, initial state, same kind of world: a simulated
+    one stays simulated) whose faults are wave-ordered."""
+    view = copy.copy(world)
+    view.state = world.initial_state
+    view.faults = OrderedFaults(world.faults) if world.faults is not None else None
     return view
 
 
@@ -227,6 +233,92 @@ def wave_gates(inputs: EpisodeInputs) -> WaveGates:
     return inputs.once("wave_gates", WaveGates)
 
 
+def unfinished(plan: Plan, outputs: Mapping[str, Any]) -> tuple[EndReason, str] | None:
+    """``stuck`` when no call is ready but call nodes have not run: they never can (a
+    dependency that never ran cleanly and is not in the plan to run)."""
+    pending = [n.id for n in plan.call_nodes if n.id not in outputs]
+    if not pending:
+        return None
+    return EndReason.STUCK, f"calls {pending} can never run (their dependencies failed)"
+
+
+def gave_up(point: ReplanPoint | None, plan: Plan) -> tuple[EndReason, str] | None:
+    """``gave_up`` when a run from a replan point reaches its response by dropping pending
+    calls of the plan it was given without a replacement (structural, never a phrase list:
+    :func:`~replan.env.checker.abandoned_calls`). That is not a recovery: Pass@1 and E5 are
+    0. A run that starts fresh has no given plan to owe."""
+    if point is None or point.plan is None:
+        return None
+    given = Plan.parse(point.plan)
+    if not isinstance(given, Plan):
+        return None
+    dropped = abandoned_calls(given, plan, point.outputs)
+    if not dropped:
+        return None
+    return (
+        EndReason.GAVE_UP,
+        f"the replan gave up: it dropped the pending calls {dropped} with no replacement",
+    )
+
+
+def replans_spent(state: AgentState, cfg: AgentConfig) -> bool:
+    """Whether the replanner has written all the plans ``cfg.max_replans`` allows."""
+    if cfg.max_replans is None:
+        return False
+    written = sum(1 for p in state.get("plans") or [] if p.source == "replanner")
+    return written >= cfg.max_replans
+
+
+def make_replan_point_node(inputs: InputSource) -> Node:
+    """Node: enter a run that starts at a replan point (``state["replan_point"]``, a
+    :class:`~replan.core.task.ReplanPoint`) — the given plan (plan version 0), the clean
+    outputs so far, and the last wave as the steps of round ``rounds_executed``, each judged as
+    the world judges its calls (:func:`~replan.env.simulators.check_call` against its tools).
+    Later waves continue the round numbering. The episode's ``rounds_executed`` /
+    ``calls_executed`` (metadata) count what ran before that wave, so the efficiency scores
+    count the whole trajectory."""
+
+    def replan_point(state: AgentState) -> dict[str, Any]:
+        point = state.get("replan_point")
+        if point is None or point.plan is None:
+            raise ValueError("the replan-point entry needs a 'replan_point' with a plan")
+        tools = inputs().world.tools
+        parsed = Plan.parse(point.plan)
+        plan = parsed if isinstance(parsed, Plan) else None
+        rnd = point.rounds_executed
+        wave = point.last_wave
+        nodes = plan.nodes_run_by([c.name for c in wave]) if plan else [None] * len(wave)
+        steps = []
+        for i, (c, node) in enumerate(zip(wave, nodes, strict=True)):
+            args = c.arguments if isinstance(c.arguments, dict) else {"args": c.arguments}
+            steps.append(
+                Step(
+                    index=i,
+                    round=rnd,
+                    call=Call(tool=c.name, args=args, node_id=node),
+                    verdict=check_call(
+                        tools, c.name, c.arguments if c.arguments is not None else {}
+                    ),
+                    observation=c.results,
+                )
+            )
+        before = 1 if wave else 0
+        return {
+            "plan": plan,
+            "plan_text": point.plan,
+            "outputs": dict(point.outputs),
+            "steps": steps,
+            "round": rnd,
+            "plans": [plan_version(0, rnd, "planner", point.plan, parsed)],
+            "meta": {
+                "rounds_executed": rnd - before,
+                "calls_executed": (point.calls_executed or 0) - len(wave),
+            },
+        }
+
+    return replan_point
+
+
 def make_dispatch_node(inputs: InputSource, cfg: AgentConfig) -> Callable[[AgentState], Command]:
     """Node: start a round — send every ready call node to a tool agent, or go respond."""
 
@@ -249,6 +341,10 @@ def make_dispatch_node(inputs: InputSource, cfg: AgentConfig) -> Callable[[Agent
         outputs.update(settled)
         calls = [plan.node(n) for n in wave]
         if not calls:
+            why = unfinished(plan, outputs) or gave_up(state.get("replan_point"), plan)
+            if why is not None:
+                reason, error = why
+                return Command(goto=END, update={"outputs": settled, **finish(reason, error=error)})
             return Command(goto="respond", update={"outputs": settled})
         rnd = (state.get("round") or 0) + 1
         if rnd > cfg.max_rounds:
@@ -483,12 +579,23 @@ def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
         rnd = state.get("round") or 0
         outputs = state.get("outputs") or {}
         wave = [s for s in state.get("steps") or [] if s.round == rnd]
-        failed = {s.call.node_id for s in wave if s.call.node_id not in outputs}
-        current = with_status(state["plan"], outputs, failed)  # type: ignore[arg-type]
+        failed_steps = [s for s in wave if s.call.node_id not in outputs]
+        if replans_spent(state, cfg):  # no more plans: the waves run on, a failure ends it
+            if not failed_steps:
+                return {}
+            f = failed_steps[0]
+            return finish(
+                EndReason.CALL_FAILED,
+                error=f"{f.call.tool} (node {f.call.node_id}): {f.observation}",
+            )
+        failed = {s.call.node_id for s in failed_steps}
+        given: Plan | None = state.get("plan")
+        # a replan point's plan may not parse: the replanner then reads it as written
+        current = with_status(given, outputs, failed) if given is not None else None
         messages = replanner_messages(
             state["query"],
             specs,
-            current.to_pararecover(),
+            current.to_pararecover() if current is not None else {"text": state.get("plan_text")},
             [observation_record(s) for s in wave],
             round_index=rnd,
             hint=cfg.hint,
@@ -506,7 +613,7 @@ def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
                 **finish(EndReason.UNPARSABLE_PLAN, error=pv.parse_error),
             }
         try:
-            merged, findings = reconcile(current, parsed, outputs)
+            merged, findings = reconcile(current, parsed, outputs) if current else (parsed, [])
         except ValueError as exc:
             pv = pv.model_copy(
                 update={"parse_ok": False, "parse_error": f"after keeping executed nodes: {exc}"}
@@ -558,9 +665,25 @@ def answer_from_results(plan: Plan, outputs: Mapping[str, Any]) -> str:
     return "Results of the plan:\n" + "\n".join(lines)
 
 
+def write_answer(
+    inputs: InputSource, cfg: AgentConfig, messages: list[BaseMessage]
+) -> tuple[str, str | None, dict[str, Any]]:
+    """The model's answer (``""`` when it gives none), why it gave none, and the usage update."""
+    try:
+        reply = call_model(bound_model(inputs()), messages, retry=cfg.retry)
+    except ModelCallError as exc:
+        return "", exc.message, {}
+    update = {"usage": reply.usage}
+    if getattr(reply.output, "tool_calls", None):
+        return "", "the model called tools instead of answering", update
+    answer = text_of(reply.output)
+    return answer, None if answer else "the model returned an empty answer", update
+
+
 def make_responder_node(inputs: InputSource, cfg: AgentConfig) -> Node:
-    """Node: the model writes the final answer from the results; if it cannot, the plan's
-    results are the answer. ``meta.answer_source`` records which (``model``/``plan_results``)."""
+    """Node: the model writes the final answer from the results; if it cannot (or the replan
+    budget is spent, :func:`replans_spent`), the plan's results are the answer.
+    ``meta.answer_source`` records which (``model``/``plan_results``)."""
 
     def respond(state: AgentState) -> dict[str, Any]:
         if late := out_of_time(state, cfg):
@@ -572,16 +695,10 @@ def make_responder_node(inputs: InputSource, cfg: AgentConfig) -> Node:
         )
         update: dict[str, Any] = {}
         answer, why = "", None
-        try:
-            reply = call_model(bound_model(inputs()), messages, retry=cfg.retry)
-            update["usage"] = reply.usage
-            if getattr(reply.output, "tool_calls", None):
-                why = "the model called tools instead of answering"
-            else:
-                answer = text_of(reply.output)
-                why = None if answer else "the model returned an empty answer"
-        except ModelCallError as exc:
-            why = exc.message
+        if replans_spent(state, cfg):
+            why = "the replan budget is spent: the plan's results are the answer"
+        else:
+            answer, why, update = write_answer(inputs, cfg, messages)
         source = "model" if answer else "plan_results"
         if not answer:
             answer = answer_from_results(plan, outputs)
@@ -600,15 +717,20 @@ __all__ = [
     "WaveGate",
     "WaveGates",
     "answer_from_results",
+    "gave_up",
     "make_dispatch_node",
+    "make_replan_point_node",
     "make_replanner_node",
     "make_responder_node",
     "make_tool_agent",
     "observation_record",
     "ordered_world",
     "reconcile",
+    "replans_spent",
     "transcript",
+    "unfinished",
     "wave_gates",
     "wave_world",
     "with_status",
+    "write_answer",
 ]

@@ -19,6 +19,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
 from replan.core.plan import Plan
+from replan.core.task import ReplanPoint
 from replan.core.trace import EndReason, PlanVersion, Step, Usage
 from replan.env.world import WorldState
 from replan.nodes.config import AgentConfig
@@ -143,6 +144,8 @@ class AgentState(TypedDict, total=False):
     plan_messages: list[AnyMessage]
     # replanner loop: outputs of done plan nodes (the bindings of later references)
     outputs: Annotated[dict[str, Any], merge_dict]
+    # a run that starts mid-run, at the replanner (input; the loop enters there)
+    replan_point: ReplanPoint | None
 
 
 #: A node function of an agent graph: the state in, a state update out.

@@ -439,7 +439,8 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
             return failed_episode(job, EndReason.MODEL_ERROR, str(exc))
     try:
         faults = fault_injector(job.task)
-        if replan_point(job.task) and not cfg.agent_factory:
+        point = job.task.replan_point
+        if point is not None and point.starts_mid_run and not cfg.agent_factory:
             if not get_design(job.design).replans:
                 replanners = [d for d in design_names() if get_design(d).replans]
                 return failed_episode(
@@ -449,15 +450,8 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
                     f"replanner; run them with --agents {','.join(replanners)} "
                     f"(not {job.design})",
                 )
-            from replan.graphs.replan_point import replay_task
-
-            ep = await in_daemon_thread(
-                replay_task,
-                job.task,
-                model,
-                design=job.design,
-                seed=job.seed,
-                hint=cfg.prompt == "hint",
+            ep = await arun_episode(
+                job.design, model, job.task, seed=job.seed, config=episode_config(cfg)
             )
         elif cfg.agent_factory:
             from replan.graphs.custom import run_compiled_agent
@@ -495,18 +489,15 @@ async def _run_job(job: Job, cfg: RunConfig, agent: Callable[..., Any] | None = 
     return ep.model_copy(update={"model": job.label, "design": job.design, "episode_id": job.key})
 
 
-def replan_point(task: Task) -> bool:
-    """Whether ``task`` starts mid-run at the replanner (its suite's ``start``)."""
+def episode_config(cfg: RunConfig) -> Any:
+    """The agents' configuration: the suite's protocol budgets (ParaRecover's one replan),
+    under the run's own."""
+    from replan.nodes.config import AgentConfig
     from replan.suites import SUITES
 
-    found = SUITES.find(task.suite)
-    return found is not None and found.start == "replan_point"
-
-
-def episode_config(cfg: RunConfig) -> Any:
-    from replan.nodes.config import AgentConfig
-
-    return AgentConfig(hint=cfg.prompt == "hint", **cfg.budgets)
+    found = SUITES.find(cfg.suite)
+    protocol = dict(found.budgets) if found is not None else {}
+    return AgentConfig(hint=cfg.prompt == "hint", **{**protocol, **cfg.budgets})
 
 
 def fault_injector(task: Task) -> Any:

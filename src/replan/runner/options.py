@@ -78,7 +78,7 @@ class RunOptions(BaseModel):
     )
     budgets: dict[str, Any] = Field(
         default_factory=dict,
-        description="agent budgets, KEY=VALUE: max_steps, max_rounds, max_plan_iterations, "
+        description="agent budgets, KEY=VALUE: max_steps, max_rounds, max_plan_iterations, max_replans, "
         "max_wall_s, max_parallel, plan_format (replan.nodes.config.AgentConfig)",
     )
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for provider models")

@@ -7,12 +7,14 @@ in the real rollouts and English in the augmented file; ``fun_call[].arguments``
 and ``results`` may be empty. :func:`iter_instances` reads all of them and reports a malformed
 line with its file and line number instead of stopping.
 
-Replan point (below the loader): :func:`start_from_instance` / :func:`start_from_task` give the
-replanner's starting state (query, tools, previous plan, the last wave's results, the rounds and
-calls already run, G), and :func:`default_simulator` the tool simulator its calls run through
-(:mod:`replan.env.simulators`). The run from there — the replanner's reply executed to the
-response node, so that E5 (S·min(1, G/T)), Pass@1 and tool-use efficiency can be computed — is
-the graph of :mod:`replan.graphs.replan_point` (``continue_plan``, ``replay_task``).
+Replan point (below the loader): :func:`point_from_instance` gives an instance's typed start
+state (:class:`~replan.core.task.ReplanPoint`: the previous plan, the last wave's results, the
+outputs of what ran cleanly, the rounds and calls already run). The run from there — the
+replanner's reply executed to the response node, so that E5 (S·min(1, G/T)), Pass@1 and
+tool-use efficiency can be computed — is the ``replanner_loop`` design entered at its replanner
+(:func:`replan.graphs.run_episode`), under the suite's protocol budgets
+(:data:`PROTOCOL_BUDGETS`); the tools, which have no implementation, run in a simulated world
+(:class:`~replan.env.simulators.SimulatedWorld`).
 """
 
 from __future__ import annotations
@@ -30,27 +32,18 @@ from pydantic import BaseModel, ConfigDict, Field
 from replan.core.jsonl import LineError, iter_json
 from replan.core.jsonl import loads as json_loads
 from replan.core.plan import ParseFailure, Plan
-from replan.core.task import ReplanPoint, Task
+from replan.core.task import ReplanPoint, Task, WaveCall
 from replan.core.taxonomy import ErrorType, error_types_for_tag
 from replan.core.tools import ToolSpec
-from replan.env.corpus import load_corpus
 from replan.env.simulators import (
-    DeterministicSimulator,
-    ToolSimulator,
-    WorldSimulator,
     check_call,
     result_failed,
 )
-from replan.env.world import World, WorldState
 from replan.suites.suite import StatsTable, csv_option, suite
 
-
-class FunCall(BaseModel):
-    """One executed call of the last wave, as the dataset records it."""
-
-    name: str
-    arguments: Any = None
-    results: Any = None
+#: one executed call of the last wave, as the dataset records it (``name``, ``arguments``,
+#: ``results``): the task's typed replan point holds the same objects
+FunCall = WaveCall
 
 
 class LoadError(BaseModel):
@@ -257,157 +250,39 @@ def count_rounds_executed(plan: Plan, fun_call: Sequence[FunCall]) -> int:
 
 
 def match_last_wave(plan: Plan, fun_call: Sequence[FunCall]) -> dict[str, FunCall]:
-    """Pending call nodes of ``plan`` that the last wave's calls ran (by tool, in id order)."""
-    pending = [n for n in plan.call_nodes if n.status != "done"]
-    frontier = set(plan.frontier())
-    pending.sort(key=lambda n: (n.id not in frontier, plan.ids.index(n.id)))
-    out: dict[str, FunCall] = {}
-    for c in fun_call:
-        node = next((n for n in pending if n.tool == c.name and n.id not in out), None)
-        if node is not None:
-            out[node.id] = c
-    return out
+    """Pending call nodes of ``plan`` that the last wave's calls ran (:meth:`Plan.nodes_run_by`)."""
+    nodes = plan.nodes_run_by([c.name for c in fun_call])
+    return {n: c for n, c in zip(nodes, fun_call, strict=True) if n is not None}
 
 
-class ReplanStart(BaseModel):
-    """What a replanner is given: the query, the tools, the previous plan, the last wave's
-    results — plus what the continuation needs (what ran cleanly, rounds and calls so far, G)."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    key: str
-    level: str = "LEVEL-1"
-    query: str
-    tools: list[ToolSpec]
-    plan_text: str
-    plan: Plan | ParseFailure
-    last_wave: list[FunCall] = Field(default_factory=list)
-    rounds_executed: int = 0
-    calls_executed: int = 0
-    optimal_rounds: int | None = None  # G (the record's round_gt)
-    min_calls: int | None = None  # c* (the record's funcall_times_gt)
-    error_types: list[ErrorType] = Field(default_factory=list)
-    executed: dict[str, Any] = Field(default_factory=dict)  # node id -> output (ran cleanly)
-    executed_tools: dict[str, str] = Field(default_factory=dict)  # node id -> tool it ran
-    task: Any = None  # the Task when the instance runs in the real world (pararecover-synth)
-
-    def observations(self) -> list[dict[str, Any]]:
-        """The last wave as the replanner prompt shows it (one dict per call)."""
-        return [{"tool": c.name, "args": c.arguments, "result": c.results} for c in self.last_wave]
-
-
-def start_from_instance(inst: ParaRecoverInstance) -> ReplanStart:
-    """The replanner's starting state for a dataset instance."""
-    executed: dict[str, Any] = {}
-    executed_tools: dict[str, str] = {}
+def point_from_instance(inst: ParaRecoverInstance) -> ReplanPoint:
+    """A dataset instance's replan point: the plan and the last wave as given, the outputs of
+    the call nodes that ran cleanly, and the rounds and calls already run (see above)."""
+    outputs: dict[str, Any] = {}
     calls_executed = len(inst.fun_call)
     if isinstance(inst.plan, Plan):
         for n in inst.plan.call_nodes:
             if n.status == "done":
-                executed[n.id] = n.desc  # the dataset keeps no output for older waves
-                executed_tools[n.id] = n.tool or ""
-        matched = match_last_wave(inst.plan, inst.fun_call)
+                outputs[n.id] = n.desc  # the dataset keeps no output for older waves
         tools = {t.name: t for t in inst.tools}
-        for nid, c in matched.items():
+        for nid, c in match_last_wave(inst.plan, inst.fun_call).items():
             # done only if the call was valid (its verdict, as a replayed step records it) and
             # its result does not read as a failure
             if check_call(tools, c.name, c.arguments).ok and not result_failed(c.results):
-                executed[nid] = c.results
-                executed_tools[nid] = c.name
+                outputs[nid] = c.results
         done_tools = [inst.plan.node(i).tool for w in _done_waves(inst.plan) for i in w]
         extra = [c for c in inst.fun_call if c.name not in done_tools]
         calls_executed = len(done_tools) + len(extra)
         rounds = count_rounds_executed(inst.plan, inst.fun_call)
     else:
         rounds = 1 if inst.fun_call else 0
-    return ReplanStart(
-        key=inst.key,
-        level=inst.level,
-        query=inst.query,
-        tools=inst.tools,
-        plan_text=inst.plan_text,
-        plan=inst.plan,
-        last_wave=inst.fun_call,
+    return ReplanPoint(
         rounds_executed=rounds,
         calls_executed=calls_executed,
-        optimal_rounds=inst.round_gt,
-        min_calls=inst.funcall_times_gt,
-        error_types=inst.error_types,
-        executed=executed,
-        executed_tools=executed_tools,
+        plan=inst.plan_text,
+        last_wave=inst.fun_call,
+        outputs=outputs,
     )
-
-
-def start_from_task(task: Task, corpus: Any = None) -> ReplanStart:
-    """The starting state of a ``pararecover`` or ``pararecover-synth`` task."""
-    meta = task.metadata
-    if "plan" not in meta:
-        raise ValueError(
-            f"task {task.task_id} ({task.suite}) has no instance plan: only pararecover and "
-            "pararecover-synth tasks start from a replan point"
-        )
-    plan_raw = meta["plan"]
-    plan_text = plan_raw if isinstance(plan_raw, str) else json.dumps(plan_raw, ensure_ascii=False)
-    plan = Plan.parse(plan_text)
-    calls = [
-        FunCall(name=str(c["name"]), arguments=c.get("arguments"), results=c.get("results"))
-        for c in meta.get("fun_call") or []
-    ]
-    error_types = [ErrorType(e) for e in meta.get("error_types") or []]
-    if task.suite == "pararecover":
-        inst = ParaRecoverInstance(
-            id=meta.get("id", task.task_id),
-            query=task.query,
-            tools=ToolSpec.from_pararecover(task.tool_specs),
-            plan_text=plan_text,
-            plan=plan,
-            funcall_times_gt=task.min_calls,
-            round_gt=task.optimal_rounds,
-            error_types=error_types,
-            fun_call=calls,
-            level=task.level or "LEVEL-1",
-            source=str(meta.get("source", "")),
-        )
-        return start_from_instance(inst)
-    if corpus is None:
-        corpus = load_corpus()
-    ok = meta.get("executed_ok") or {}
-    bindings = meta.get("bindings") or {}
-    executed = {n: bindings.get(n) for n, good in ok.items() if good}
-    executed_tools = {}
-    if isinstance(plan, Plan):
-        executed_tools = {n: plan.node(n).tool or "" for n in executed if plan.get(n) is not None}
-    return ReplanStart(
-        key=task.task_id,
-        level=task.level or "LEVEL-1",
-        query=task.query,
-        tools=[corpus.tools[t] for t in task.tools if t in corpus.tools],
-        plan_text=plan_text,
-        plan=plan,
-        last_wave=calls,
-        rounds_executed=task.replan_point.rounds_executed if task.replan_point else 0,
-        calls_executed=len(ok),
-        optimal_rounds=task.optimal_rounds,
-        min_calls=task.min_calls,
-        error_types=error_types,
-        executed=executed,
-        executed_tools=executed_tools,
-        task=task,
-    )
-
-
-def default_simulator(start: ReplanStart, seed: int = 0) -> ToolSimulator:
-    """The world for synth instances, the deterministic simulator for dataset instances."""
-    if start.task is not None:
-        task, corpus = start.task, load_corpus()
-        state = task.metadata.get("state_after_history")
-        world = World(
-            {t: corpus.tools[t] for t in task.tools},
-            WorldState.from_dict(state) if state else corpus.initial_state(task.world_seed),
-            seed=task.world_seed,
-        )
-        return WorldSimulator(world)
-    return DeterministicSimulator(start.tools, seed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,10 +290,9 @@ def default_simulator(start: ReplanStart, seed: int = 0) -> ToolSimulator:
 def instance_to_task(inst: ParaRecoverInstance) -> Task:
     """A dataset instance as a :class:`~replan.core.task.Task` of suite ``pararecover``.
 
-    The tools have no implementation: the instance runs from its replan point through a tool
-    simulator (:func:`start_from_task`, :func:`replan.graphs.replan_point.continue_plan`).
+    The tools have no implementation: a run from the instance's replan point calls them in a
+    simulated world (:func:`replan.env.replan_point_world`).
     """
-    start = start_from_instance(inst)
     return Task(
         task_id=f"pararecover-{inst.level}-{Path(inst.source).stem}-{inst.id}",
         suite="pararecover",
@@ -429,9 +303,7 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
         optimal_rounds=inst.round_gt,
         rounds_include_response=True,
         min_calls=inst.funcall_times_gt,
-        replan_point=ReplanPoint(
-            rounds_executed=start.rounds_executed, calls_executed=start.calls_executed
-        ),
+        replan_point=point_from_instance(inst),
         tool_specs=[
             {
                 "name": t.name,
@@ -446,8 +318,6 @@ def instance_to_task(inst: ParaRecoverInstance) -> Task:
             "query_id": inst.query_id,
             "source": inst.source,
             "line": inst.line,
-            "plan": inst.plan_text,
-            "fun_call": [c.model_dump() for c in inst.fun_call],
             "tags": inst.tags,
             "error_types": [e.value for e in inst.error_types],
             "error_reason": inst.error_reason,
@@ -486,6 +356,13 @@ def load_tasks(
 
 # ---------------------------------------------------------------------------------------------
 # the suite as replan run, replan suites and load_suite see it
+
+#: ParaRecover's protocol from a replan point, as agent budgets: one replan, then the waves to
+#: the end (a failed call ends the run); at most 40 rounds in all (Appendix H), the response's
+#: round included, so 39 waves, counting those run before the replan point
+PROTOCOL_BUDGETS: dict[str, Any] = {"max_replans": 1, "max_rounds": 39}
+
+
 def error_type_views(name: str, body: dict[str, dict[str, Any]]) -> list[StatsTable | str]:
     """Per level: a table of error types × counts (per round for LEVEL-2), then a line of mean
     G, gt calls and rounds executed (the ParaRecover suites' ``replan suites stats`` view)."""
@@ -536,6 +413,7 @@ def _stats(*, path: str | Path, progress: Any = None) -> dict[str, Any]:
     default_designs=("replanner_loop",),
     stats=_stats,
     stats_view=lambda report: error_type_views("pararecover", report["levels"]),
+    budgets=PROTOCOL_BUDGETS,
 )
 def load(
     *, path: str | Path, levels: Iterable[str] | str | None = None, limit: int | None = None

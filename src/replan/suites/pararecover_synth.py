@@ -55,7 +55,7 @@ from replan.env.mistakes import (
 from replan.env.verifier import orders_state
 from replan.env.waves import run_wave
 from replan.env.world import ExecResult, World, WorldState, stable_seed
-from replan.suites.pararecover import error_type_views
+from replan.suites.pararecover import PROTOCOL_BUDGETS, error_type_views
 from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
 from replan.suites.versions import frozen_file, read_frozen, read_frozen_stats
@@ -732,20 +732,23 @@ def _to_task(
         optimal_rounds=gold.depth + 1,
         min_calls=len(gold.call_nodes),
         rounds_include_response=True,  # G counts tool-call waves + 1 response round
-        replan_point=ReplanPoint(rounds_executed=k),
+        replan_point=ReplanPoint(
+            rounds_executed=k,
+            calls_executed=sum(len(r) for r in history.rounds),
+            plan=json.dumps(plan.to_pararecover(), ensure_ascii=False),
+            last_wave=fun_call,
+            # a call that failed (or was forced to) never counts as run, whatever the plan says
+            outputs={n: history.results[n] for r in history.rounds for n in r if history.ok[n]},
+            # the world after the history: where a replan's continuation runs
+            state=history.state.to_dict(),
+        ),
         checker=base.checker,
         metadata={
             "source_task": base.base_id,
-            "plan": plan.to_pararecover(),
-            "fun_call": fun_call,
             "error_types": [i.error_type.value for i in injections],
             "error_rounds": err_rounds,
             "error_nodes": [i.node for i in injections],
             "error_details": [i.detail for i in injections],
-            "bindings": {n: history.results[n] for r in history.rounds for n in r},
-            # the world after the history: where a replan's continuation runs
-            "state_after_history": history.state.to_dict(),
-            "executed_ok": {n: history.ok[n] for r in history.rounds for n in r},
         },
     )
 
@@ -809,6 +812,9 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
     out = []
     for i, t in enumerate(tasks, start=1):
         meta = t.metadata
+        point = t.replan_point
+        if point is None or point.plan is None:
+            raise ValueError(f"task {t.task_id} has no replan point: not a {SUITE} task")
         tool_list = [
             {
                 "name": name,
@@ -827,7 +833,7 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
             "query_id": t.task_id,
             "query": t.query,
             "tool_list": json.dumps(tool_list, ensure_ascii=False),
-            "plan": json.dumps(meta["plan"], ensure_ascii=False),
+            "plan": point.plan,
             "error_reason": "; ".join(meta.get("error_details") or []),
             "funcall_times_gt": str(t.min_calls),
             "round_gt": str(t.optimal_rounds),
@@ -838,7 +844,9 @@ def to_records(tasks: Sequence[Task], corpus: Any = None) -> list[dict[str, Any]
         else:
             for j in range(3):
                 rec[f"tag_{j + 1}"] = types[j] if j < len(types) else None
-        rec["fun_call"] = json.dumps(meta["fun_call"], ensure_ascii=False, default=str)
+        rec["fun_call"] = json.dumps(
+            [c.model_dump() for c in point.last_wave], ensure_ascii=False, default=str
+        )
         out.append(rec)
     return out
 
@@ -865,6 +873,7 @@ def _stats(*, seed: int = 0, progress: Any = None) -> dict[str, Any]:
     stats_view=lambda report: error_type_views(
         SUITE, {k: v for k, v in report.items() if k.startswith("LEVEL")}
     ),
+    budgets=PROTOCOL_BUDGETS,
 )
 def load(
     *,

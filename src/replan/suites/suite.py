@@ -14,7 +14,7 @@ The loader's keyword parameters are the suite's options; one without a default i
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,7 +54,9 @@ class Suite:
     ``stratifier`` picks the default subset (``--per-cell`` tasks per cell) and
     ``subset_options`` narrows what ``load`` generates for it. ``stats(progress=..., **opts)``
     returns the ``replan suites stats --json`` object and ``stats_view`` turns it into tables
-    and lines for the terminal.
+    and lines for the terminal. ``budgets`` are the agent budgets of the suite's protocol
+    (``replan.nodes.config.AgentConfig`` fields), under those a run gives itself: ParaRecover's
+    one replan from the replan point is ``{"max_replans": 1}``.
     """
 
     name: str
@@ -71,6 +73,7 @@ class Suite:
     stats: Callable[..., dict[str, Any]] | None = None
     stats_view: Callable[[dict[str, Any]], list[StatsTable | str]] | None = None
     stats_options: tuple[str, ...] = field(default=())
+    budgets: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """The ``replan suites list --json`` row."""
@@ -100,6 +103,7 @@ def suite(
     subset_options: SubsetOptions | None = None,
     stats: Callable[..., dict[str, Any]] | None = None,
     stats_view: Callable[[dict[str, Any]], list[StatsTable | str]] | None = None,
+    budgets: Mapping[str, Any] | None = None,
 ) -> Callable[[Callable[..., list[Task]]], Callable[..., list[Task]]]:
     """Register the decorated loader as suite ``name`` (see :class:`Suite` for the fields)."""
 
@@ -127,6 +131,7 @@ def suite(
                 stats=stats,
                 stats_view=stats_view,
                 stats_options=tuple(k for k in stats_params if k != "progress"),
+                budgets=dict(budgets or {}),
             ),
             module=load.__module__,
         )
