@@ -26,7 +26,7 @@ from replan.graphs import (
     runnable_config,
 )
 from replan.nodes import frontier
-from replan.nodes.frontier import _SLOT, OrderedFaults, WaveGate, reconcile
+from replan.nodes.frontier import _SLOT, OrderedFaults, WaveGate, done_outputs, reconcile
 from replan.nodes.prompts import request_kind
 
 
@@ -249,6 +249,24 @@ def test_reconcile_restores_removed_nodes_and_resets_false_done(kit):
     assert merged.node("1").status == "done" and merged.node("2").status == "pending"
     assert {(f.node, f.severity) for f in findings} == {("1", "error"), ("2", "warning")}
     assert merged.frontier(["1"]) == ["2"]
+
+
+def test_a_reroute_of_a_done_node_runs_it_again(kit):
+    # node 1 ran with search_flights; the replan names another tool for node 1 (a wrongly
+    # chosen tool replaced): worked by hand, node 1 is pending again and no longer done, while
+    # an arguments-only change would have kept it as it ran
+    current = Plan.parse(kit.plan_text(kit.TRAVEL_PLAN))
+    rerouted = [
+        {**n, "name": "find_flight_offers", "status": True} if n["id"] == "1" else n
+        for n in kit.TRAVEL_PLAN
+    ]
+    outputs = {"1": {"cheapest_flight_id": "x"}}
+    merged, findings = reconcile(current, Plan.parse(kit.plan_text(rerouted)), outputs)
+    assert merged.node("1").tool == "find_flight_offers" and merged.node("1").status == "pending"
+    assert [(f.node, f.severity) for f in findings] == [("1", "warning")]
+    assert done_outputs(merged, outputs, {"1": "search_flights"}) == {}
+    assert done_outputs(current, outputs, {"1": "search_flights"}) == outputs
+    assert merged.next_wave(done_outputs(merged, outputs, {"1": "search_flights"}))[0] == ["1"]
 
 
 def test_round_budget(kit):

@@ -307,6 +307,8 @@ def make_replan_point_node(inputs: InputSource) -> Node:
             "plan": plan,
             "plan_text": point.plan,
             "outputs": dict(point.outputs),
+            # what ran before is what the given plan names (a reroute of it runs again)
+            "ran": {n: plan.node(n).tool or "" for n in point.outputs if plan and plan.get(n)},
             "steps": steps,
             "round": rnd,
             "plans": [plan_version(0, rnd, "planner", point.plan, parsed)],
@@ -335,7 +337,7 @@ def make_dispatch_node(inputs: InputSource, cfg: AgentConfig) -> Callable[[Agent
             last = (state.get("plans") or [None])[-1]
             why = last.parse_error if last is not None else "no plan"
             return Command(goto=END, update=finish(EndReason.UNPARSABLE_PLAN, error=why))
-        outputs = dict(state.get("outputs") or {})
+        outputs = done_outputs(plan, state.get("outputs") or {}, state.get("ran") or {})
         wave, tool_less = plan.next_wave(outputs)
         settled: dict[str, Any] = dict.fromkeys(tool_less)
         outputs.update(settled)
@@ -479,6 +481,7 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
         # injector's record (which no node reads)
         if step.verdict.ok:
             update["outputs"] = {node.id: step.observation}
+            update["ran"] = {node.id: node.tool or ""}
         delta = world_delta(base, new_state)
         if delta is not None:
             update["world"] = delta
@@ -511,6 +514,22 @@ def with_status(plan: Plan, outputs: Mapping[str, Any], failed: set[str]) -> Pla
     return Plan(nodes=nodes, thought=plan.thought)
 
 
+def done_outputs(
+    plan: Plan | None, outputs: Mapping[str, Any], ran: Mapping[str, str]
+) -> dict[str, Any]:
+    """The outputs of the nodes done *as ``plan`` has them*: a call node counts as done only
+    when it ran cleanly with the tool the plan now names (``ran``: node id -> the tool it ran;
+    a node rerouted to another tool runs again)."""
+    if plan is None:
+        return dict(outputs)
+    out = {}
+    for nid, value in outputs.items():
+        node = plan.get(nid)
+        if node is None or not node.is_call or ran.get(nid, node.tool) == node.tool:
+            out[nid] = value
+    return out
+
+
 def _signature(n: PlanNode) -> str:
     return canonical_json([n.tool, n.args, n.positional])
 
@@ -520,10 +539,12 @@ def reconcile(
 ) -> tuple[Plan, list[Finding]]:
     """The replanner's plan with executed nodes kept exactly as they ran.
 
-    Executed (done) nodes that the replan changed (tool or arguments: error; only deps or
-    status: warning) or removed are restored and reported; nodes the replan marks done that
-    never ran are reset to pending (warning). Statuses come from execution, never from the
-    model. Raises ``ValueError`` if the reconciled plan is not a DAG.
+    Executed (done) nodes whose arguments the replan changed (error; only deps or status:
+    warning) or that it removed are restored and reported; a done node whose *tool* the replan
+    changed is a reroute (a wrongly chosen tool replaced): it is pending and runs again with
+    the new tool (warning; :func:`done_outputs` no longer counts its old output). Nodes the
+    replan marks done that never ran are reset to pending (warning). Statuses come from
+    execution, never from the model. Raises ``ValueError`` if the reconciled plan is not a DAG.
     """
     findings: list[Finding] = []
 
@@ -541,7 +562,15 @@ def reconcile(
     nodes: list[PlanNode] = []
     for n in proposed.nodes:
         old = current.get(n.id)
-        if n.id in done and old is not None:
+        if n.id in done and old is not None and n.is_call and n.tool != old.tool:
+            note(
+                n.id,
+                f"node {n.id} already ran as {old.tool}; the replan reroutes it to {n.tool}: "
+                "it runs again",
+                "warning",
+            )
+            nodes.append(n.model_copy(update={"status": "pending"}))
+        elif n.id in done and old is not None:
             if _signature(n) != _signature(old):
                 note(
                     n.id,
@@ -577,7 +606,8 @@ def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
         episode = inputs()
         specs = list(episode.world.tools.values())
         rnd = state.get("round") or 0
-        outputs = state.get("outputs") or {}
+        given: Plan | None = state.get("plan")
+        outputs = done_outputs(given, state.get("outputs") or {}, state.get("ran") or {})
         wave = [s for s in state.get("steps") or [] if s.round == rnd]
         failed_steps = [s for s in wave if s.call.node_id not in outputs]
         if replans_spent(state, cfg):  # no more plans: the waves run on, a failure ends it
@@ -589,7 +619,6 @@ def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
                 error=f"{f.call.tool} (node {f.call.node_id}): {f.observation}",
             )
         failed = {s.call.node_id for s in failed_steps}
-        given: Plan | None = state.get("plan")
         # a replan point's plan may not parse: the replanner then reads it as written
         current = with_status(given, outputs, failed) if given is not None else None
         messages = replanner_messages(
@@ -717,6 +746,7 @@ __all__ = [
     "WaveGate",
     "WaveGates",
     "answer_from_results",
+    "done_outputs",
     "gave_up",
     "make_dispatch_node",
     "make_replan_point_node",

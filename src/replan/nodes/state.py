@@ -144,6 +144,7 @@ class AgentState(TypedDict, total=False):
     plan_messages: list[AnyMessage]
     # replanner loop: outputs of done plan nodes (the bindings of later references)
     outputs: Annotated[dict[str, Any], merge_dict]
+    ran: Annotated[dict[str, str], merge_dict]  # node id -> the tool it ran cleanly
     # a run that starts mid-run, at the replanner (input; the loop enters there)
     replan_point: ReplanPoint | None
 
