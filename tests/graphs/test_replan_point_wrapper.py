@@ -14,10 +14,10 @@ from replay_models import Echo
 
 import replan
 from replan.core.tools import ToolSpec
-from replan.core.trace import EndReason, Step
+from replan.core.trace import Call, EndReason, Step
 from replan.env import replan_point_world
-from replan.env.simulators import DeterministicSimulator, PendingCall, SimResult
-from replan.env.tool_wrapper import FaultSession, SimulatorCalls, StepBudgetExceeded
+from replan.env.simulators import SimulatedWorld
+from replan.env.tool_wrapper import FaultSession, StepBudgetExceeded, WorldCalls
 from replan.graphs import build_graph
 from replan.graphs.episode import graph_input
 from replan.nodes.config import AgentConfig
@@ -31,7 +31,6 @@ TOOLS = [
         returns={"type": "object", "properties": {"value": {"type": "number"}}},
     ),
 ]
-BY_NAME = {t.name: t for t in TOOLS}
 
 
 def _sample_task(iid: int):
@@ -101,39 +100,34 @@ def test_there_is_one_replanner_graph():
     assert "replay_task" not in runner and 'start == "replan_point"' not in runner
 
 
-def test_the_simulator_side_numbers_judges_reports_and_budgets():
+def test_a_simulated_world_judges_numbers_reports_and_budgets():
+    """Tools with no implementation are world tools of a SimulatedWorld: the session numbers,
+    judges (the simulator's ``check_call`` verdict), reports and budgets their calls as it does
+    any world's; a call whose verdict is not ok does not run."""
     events = []
+    world = SimulatedWorld(TOOLS)
     session = FaultSession(
-        simulator=SimulatorCalls(DeterministicSimulator(TOOLS), BY_NAME),
+        world=WorldCalls(world, bindings={}),
         first_index=3,
         round=2,
         observe=lambda event, **f: events.append((event, f["index"], f["node"])),
     )
-    calls = [
-        PendingCall(node="1", tool="fetch", args={"x": 1}),
-        PendingCall(node="2", tool="fetch", args={}),  # x is required
-    ]
-    results = session.wave(calls, {})
-    assert [r.ok for r in results] == [True, False]
+    good = session.step(Call(tool="fetch", args={"x": 1}, node_id="1"))
+    bad = session.step(Call(tool="fetch", args={}, node_id="2"))  # x is required
     assert [(s.index, s.round, s.call.node_id) for s in session.steps] == [(3, 2, "1"), (4, 2, "2")]
-    assert session.steps[0].verdict.ok and isinstance(session.steps[0].observation["value"], float)
-    bad = session.steps[1]
+    assert good.verdict.ok and isinstance(good.observation["value"], float)
     assert bad.verdict.code.value == "missing_param" and bad.verdict.param == "x"
     assert bad.observation.startswith("Error:")
-    assert events == [("call", 3, "1"), ("call", 4, "2"), ("verdict", 3, "1"), ("verdict", 4, "2")]
-
-    class Silent:  # a simulator that gives no verdict: the tool list judges the call
-        def run(self, calls, executed):
-            return [SimResult(ok=True, result={"value": 1.0}) for _ in calls]
-
-    quiet = FaultSession(simulator=SimulatorCalls(Silent(), BY_NAME))
-    got = quiet.wave([PendingCall(node="1", tool="fetch_all", args={})], {})
-    assert quiet.steps[0].verdict.code.value == "unknown_tool"
-    assert got[0].verdict == quiet.steps[0].verdict
-
-    capped = FaultSession(simulator=SimulatorCalls(Silent(), BY_NAME), max_steps=1)
+    assert events == [("call", 3, "1"), ("verdict", 3, "1"), ("call", 4, "2"), ("verdict", 4, "2")]
+    # the same call gives the same output (a seeded simulator), and nothing changes state
+    again = FaultSession(world=WorldCalls(world, bindings={})).step(
+        Call(tool="fetch", args={"x": 1}, node_id="1")
+    )
+    assert again.observation == good.observation and world.state == world.initial_state
+    unknown = FaultSession(world=WorldCalls(world)).step(Call(tool="fetch_all", args={}))
+    assert unknown.verdict.code.value == "unknown_tool"
+    capped = FaultSession(world=WorldCalls(world), max_steps=1)
+    capped.step(Call(tool="fetch", args={"x": 1}))
     with pytest.raises(StepBudgetExceeded):
-        capped.wave(calls, {})
-    assert capped.budget_hit and capped.steps == []
-    with pytest.raises(TypeError, match="no simulator"):
-        FaultSession().wave(calls, {})
+        capped.step(Call(tool="fetch", args={"x": 2}))
+    assert capped.budget_hit and len(capped.steps) == 1

@@ -1,7 +1,7 @@
 """The one tool wrapper: every tool call an agent makes — in our designs and in yours — is
 recorded, judged and fault-injected here (:class:`FaultSession`).
 
-A session judges and injects in one of three ways, and records the same way for all:
+A session judges and injects in one of two ways, and records the same way for both:
 
 - **your tools** (any LangChain ``BaseTool``): a call is judged against the tool's own args
   schema and meets the faults of a seeded :class:`~replan.env.tool_faults.FaultSchedule`; the
@@ -9,11 +9,10 @@ A session judges and injects in one of three ways, and records the same way for 
 - **world tools** (a :class:`WorldCalls` given to the session: replan's suites, for our designs
   and for a user's graph run on them): the :class:`~replan.env.world.World` judges the call in
   the session's state (schema, references, preconditions), draws its fault from the world's
-  injector and runs it (``World.execute``), so a design and a user graph meet the same world;
-- **simulated tools** (a :class:`SimulatorCalls`: ParaRecover's tool lists, which have no code
-  behind them): a wave of calls runs through a tool simulator (:mod:`replan.env.simulators`),
-  which judges each call (``check_call`` against the tool list, given the nodes that ran) and
-  plays the tool; the failures are the simulator's, the session injects none.
+  injector and runs it (``World.execute``), so a design and a user graph meet the same world.
+  Tools with no code behind them (ParaRecover's tool lists) are world tools too: their world is
+  a :class:`~replan.env.simulators.SimulatedWorld`, whose tool simulator judges and plays each
+  call.
 
 The ways in are thin: :class:`InstrumentedTool` (:func:`wrap_tools`, for a hand-built
 ``StateGraph`` + ``ToolNode`` or any code that calls tools; :func:`replan.nodes.tools.world_tools`
@@ -62,8 +61,6 @@ from replan.core import linre
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Perturbation, Step, Verdict
-from replan.env.simulators import PendingCall, SimResult, ToolSimulator
-from replan.env.simulators import check_call as check_simulated_call
 from replan.env.tool_faults import (
     EpisodeFaults,
     FaultSchedule,
@@ -288,16 +285,6 @@ class WorldCalls:
     commit: bool = False
 
 
-@dataclass
-class SimulatorCalls:
-    """The simulator side of a session: calls of tools with no implementation run a wave at a
-    time through ``simulator`` (it judges and plays them; ``tools`` judges a call the simulator
-    returned no verdict for)."""
-
-    simulator: ToolSimulator
-    tools: Mapping[str, ToolSpec]
-
-
 #: ``observe(event, **fields)``: progress events (``call`` before a call runs, ``verdict`` after).
 Observer = Callable[..., None]
 
@@ -316,7 +303,6 @@ class FaultSession:
 
     ``faults`` is the injector of your tools' calls (``None``: record only); ``world`` makes
     the session run world tools (:class:`WorldCalls`), judged and injected by the world;
-    ``simulator`` makes it run simulated tools a wave at a time (:class:`SimulatorCalls`).
     Steps are numbered from ``first_index``; ``round`` (when given) is the round of every call,
     else a call takes the round its caller names or the last one recorded. ``max_steps`` caps
     the calls (a call past it raises :class:`StepBudgetExceeded`, ``budget_hit`` says so).
@@ -331,7 +317,6 @@ class FaultSession:
         *,
         deliver: str | None = None,
         world: WorldCalls | None = None,
-        simulator: SimulatorCalls | None = None,
         first_index: int = 0,
         round: int | None = None,
         max_steps: int | None = None,
@@ -340,7 +325,6 @@ class FaultSession:
         self.faults = faults
         self.deliver = deliver or (faults.deliver if faults is not None else "raise")
         self.world = world
-        self.simulator = simulator
         self.first_index = first_index
         self.round = round
         self.max_steps = max_steps
@@ -388,63 +372,6 @@ class FaultSession:
             perturbation=step.perturbation.kind if step.perturbation else None,
         )
         return step
-
-    # -- simulated tools -------------------------------------------------------------------------
-    def wave(self, calls: Sequence[PendingCall], executed: Mapping[str, Any]) -> list[SimResult]:
-        """Run one wave of ``calls`` through the session's simulator (``executed``: node id ->
-        output of the nodes that ran cleanly) and record each call, in the wave's order.
-
-        The results carry the verdict each step records (the simulator's, else
-        ``check_call`` against the tool list). A simulator runs a wave at once (the LLM
-        simulator answers it in one model call), so each step's ``duration_s`` is an equal share
-        of the wave's time."""
-        if self.simulator is None:
-            raise TypeError("this session has no simulator (FaultSession(simulator=...))")
-        sim = self.simulator
-        with self._lock:
-            if self.max_steps is not None and len(self.steps) + len(calls) > self.max_steps:
-                self.budget_hit = True
-                raise StepBudgetExceeded(
-                    f"step budget of {self.max_steps} tool calls spent; a wave of "
-                    f"{len(calls)} calls not executed"
-                )
-            rnd = self._round()
-            for i, c in enumerate(calls):
-                index = self.first_index + len(self.steps) + i
-                self._emit("call", round=rnd, index=index, tool=c.tool, node=c.node, args=c.args)
-            t0 = time.perf_counter()
-            results = sim.simulator.run(calls, executed)
-            share = (time.perf_counter() - t0) / max(len(calls), 1)
-            out: list[SimResult] = []
-            recorded: list[Step] = []
-            for c, r in zip(calls, results, strict=True):
-                v = r.verdict or check_simulated_call(
-                    sim.tools, c.tool, c.args, None, c.node, c.positional
-                )
-                out.append(r if r.verdict is not None else r.model_copy(update={"verdict": v}))
-                recorded.append(
-                    Step(
-                        index=self.first_index + len(self.steps) + len(recorded),
-                        round=rnd,
-                        call=Call(tool=c.tool, args=c.args, node_id=c.node),
-                        verdict=v,
-                        observation=r.result,
-                        duration_s=share,
-                    )
-                )
-            self.steps.extend(recorded)
-        for step in recorded:
-            self._emit(
-                "verdict",
-                round=rnd,
-                index=step.index,
-                tool=step.call.tool,
-                node=step.call.node_id,
-                code=step.verdict.code.value,
-                ok=step.verdict.ok,
-                perturbation=None,
-            )
-        return out
 
     @property
     def state(self) -> WorldState:
@@ -822,7 +749,6 @@ __all__ = [
     "InjectedFault",
     "InstrumentedTool",
     "Observer",
-    "SimulatorCalls",
     "StepBudgetExceeded",
     "WorldCalls",
     "activate",
