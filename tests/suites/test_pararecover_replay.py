@@ -13,6 +13,8 @@ from replan.core.task import ReplanPoint, Task
 from replan.core.tools import ToolSpec
 from replan.core.trace import EndReason
 from replan.env import simulators as sims
+from replan.graphs import run_episode
+from replan.nodes.config import AgentConfig
 from replan.samples import PARARECOVER_SAMPLE
 from replan.suites import load_suite
 from replan.suites import pararecover as pr
@@ -188,9 +190,6 @@ def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
     assert "requires parameter 'b'" in ep.error
     # a second replan allowed: the replanner, shown the failed wave, fixes it
     fixer = Echo(texts=[bad.to_text(), _hand_plan({"1", "2"}).to_text()])
-    from replan.graphs import run_episode
-    from replan.nodes.config import AgentConfig
-
     ep2 = run_episode("replanner_loop", fixer, task, config=AgentConfig(max_replans=2))
     assert ep2.success and [p.source for p in ep2.plans] == ["planner", "replanner", "replanner"]
     assert "requires parameter 'b'" in str(fixer.received[1][-1].content)  # it saw the failure
@@ -202,6 +201,22 @@ def test_continuation_stops_on_a_bad_call_unless_a_replanner_fixes_it():
     budget = run_protocol(task, _hand_plan({"1", "2"}).to_text(), max_rounds=2)
     assert not budget.success and budget.end_reason is EndReason.ROUND_BUDGET
     assert [s.call.node_id for s in budget.steps] == ["3"]
+
+
+def test_the_first_replan_sees_the_instance_as_given():
+    # node 2 is marked done in the instance's plan, but its call failed unnoticed (no clean
+    # output: a LEVEL-2 history); merge ran last. The replanner is shown the plan as written
+    # (2 done) and the last wave as recorded (no node ids), as ParaRecover's replanner is;
+    # execution still knows better: 2 runs again before 3
+    task = _task({"1", "2"}, [pr.FunCall(name="merge", results="Error: b missing")], {"1": {}})
+    model = Echo(texts=[_hand_plan({"1", "2"}).to_text()])
+    ep = run_episode("replanner_loop", model, task, config=AgentConfig(**pr.PROTOCOL_BUDGETS))
+    shown = str(model.received[0][-1].content)
+    given = Plan.parse(task.replan_point.plan)
+    assert json.dumps(given.to_pararecover(), ensure_ascii=False) in shown
+    assert given.node("2").status == "done"
+    assert '{"tool": "merge", "args": null, "result": "Error: b missing"}' in shown
+    assert [s.call.node_id for s in ep.steps[1:]][:1] == ["2"]
 
 
 def test_deterministic_simulator_validates_and_is_stable():

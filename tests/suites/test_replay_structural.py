@@ -98,6 +98,19 @@ def test_a_history_call_the_verdict_rejects_is_never_done() -> None:
     assert [s.call.tool for s in done.steps] == ["fetch_weather", "write_report"]  # 1 not again
 
 
+def test_a_bare_argument_list_is_rejected_as_the_datasets_tool_agent_does() -> None:
+    # node 1 already ran; the replan writes node 2's arguments as a bare list (["${1}"]): the
+    # dataset's tool agent rejects that (unknown_param), so the run fails there, although the
+    # list would bind onto ``text`` in a world of ours
+    inst = _instance({"city": "Paris"}, "Sunny, 21 C")
+    plan = _plan({"city": "Paris"})
+    plan["tasks"][2]["para"] = ["${1}"]
+    ep = _run(inst, json.dumps(plan))
+    assert ep.end_reason is EndReason.CALL_FAILED and ep.success is False
+    (last,) = [s for s in ep.steps if s.call.node_id == "2"]
+    assert last.verdict.code.value == "unknown_param" and "bare list" in last.verdict.message
+
+
 @pytest.mark.parametrize(
     "result",
     [

@@ -24,6 +24,7 @@ from replan.core.plan import exact_reference, iter_references
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Verdict
+from replan.env.tool_wrapper import RAW_ARGS_KEY
 from replan.env.verifier import reference_token, textual_references
 from replan.env.world import (
     MISSING,
@@ -376,6 +377,8 @@ class SimulatedWorld(World):
     injected (the simulator's failures are the tools' own).
     """
 
+    binds_positional = False  # a bare argument list is judged as the dataset's agent does
+
     def __init__(
         self,
         tools: Iterable[ToolSpec] | Mapping[str, ToolSpec],
@@ -389,10 +392,22 @@ class SimulatedWorld(World):
         """The same simulated world (it has no state to fork and takes no faults)."""
         return SimulatedWorld(self.tools, self.seed, self.simulator)
 
+    @staticmethod
+    def pending(call: Call) -> PendingCall:
+        """The call as a simulator takes it (a bare argument list under ``RAW_ARGS_KEY``)."""
+        args = dict(call.args)
+        positional = args.pop(RAW_ARGS_KEY, None)
+        if positional is not None and not isinstance(positional, list):
+            positional = [positional]
+        return PendingCall(
+            node=call.node_id or "", tool=call.tool, args=args, positional=positional
+        )
+
     def check(
         self, call: Call, bindings: Mapping[str, Any] | None = None, state: WorldState | None = None
     ) -> tuple[Verdict, dict[str, Any] | None]:
-        v = check_call(self.tools, call.tool, call.args, dict(bindings or {}), call.node_id or "")
+        p = self.pending(call)
+        v = check_call(self.tools, p.tool, p.args, dict(bindings or {}), p.node, p.positional)
         return v, (dict(call.args) if v.ok else None)
 
     def execute(
@@ -403,8 +418,7 @@ class SimulatedWorld(World):
         state: WorldState | None = None,
         commit: bool = True,
     ) -> ExecResult:
-        pending = PendingCall(node=call.node_id or "", tool=call.tool, args=call.args)
-        (r,) = self.simulator.run([pending], dict(bindings or {}))
+        (r,) = self.simulator.run([self.pending(call)], dict(bindings or {}))
         verdict = r.verdict or self.check(call, bindings)[0]
         return ExecResult(
             verdict=verdict,

@@ -213,7 +213,15 @@ def _arg_value(spec_value: Any, args: Mapping[str, Any], output: Any) -> Any:
 
 
 class World:
-    """A tool registry plus state. ``execute`` is pure with respect to the given state."""
+    """A tool registry plus state. ``execute`` is pure with respect to the given state.
+
+    ``binds_positional``: a plan node's bare argument list is bound onto the tool's parameters
+    in order before the call reaches this world (a world of ours); a world that judges such a
+    list itself (ParaRecover's simulated tools reject it) says ``False`` and receives it under
+    ``RAW_ARGS_KEY`` (:mod:`replan.env.tool_wrapper`).
+    """
+
+    binds_positional: bool = True
 
     def __init__(
         self,

@@ -39,6 +39,7 @@ from replan.core.tools import ToolSpec, canonical_json
 from replan.core.trace import Call, EndReason, Finding, Step
 from replan.env.checker import abandoned_calls
 from replan.env.simulators import check_call
+from replan.env.tool_wrapper import RAW_ARGS_KEY
 from replan.env.verifier import node_args
 from replan.env.world import FaultInjector, World, WorldState
 from replan.nodes.config import AgentConfig
@@ -444,12 +445,11 @@ def make_tool_agent(inputs: InputSource) -> Runnable:
         episode = inputs()
         world = wave_world(episode)
         spec = world.tools.get(node.tool or "")
-        call = Call(
-            tool=node.tool or "",
-            args=node_args(node, spec),
-            node_id=node.id,
-            call_id=f"r{rnd}_{node.id}",
-        )
+        if node.positional is not None and not world.binds_positional:
+            args = {**node.args, RAW_ARGS_KEY: node.positional}  # the world judges the list
+        else:
+            args = node_args(node, spec)
+        call = Call(tool=node.tool or "", args=args, node_id=node.id, call_id=f"r{rnd}_{node.id}")
         gate = wave_gates(episode).get(task["gate"])
         base: WorldState = task["world"]
         new_state = base
@@ -597,6 +597,24 @@ def reconcile(
     return Plan.from_nodes(nodes, thought=proposed.thought), findings
 
 
+def replan_request(
+    state: AgentState, current: Plan | None, wave: list[Step]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """What the replanner is shown: the plan with statuses from execution and the last wave's
+    records — except for the first replan at a replan point, which sees the instance as it
+    is given (its plan as written, statuses included, and its last wave as recorded), as
+    ParaRecover's replanner does. A given plan that does not parse is shown as its text."""
+    point = state.get("replan_point")
+    first = point is not None and not any(p.source == "replanner" for p in state.get("plans") or [])
+    if first and point.plan is not None:
+        parsed = Plan.parse(point.plan)
+        shown = parsed.to_pararecover() if isinstance(parsed, Plan) else {"text": point.plan}
+        seen = [{"tool": c.name, "args": c.arguments, "result": c.results} for c in point.last_wave]
+        return shown, seen
+    assert current is not None  # only a replan point's own plan can fail to parse
+    return current.to_pararecover(), [observation_record(s) for s in wave]
+
+
 def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
     """Node: read the last wave's results and write the updated DAG (parse verdict recorded)."""
 
@@ -619,15 +637,10 @@ def make_replanner_node(inputs: InputSource, cfg: AgentConfig) -> Node:
                 error=f"{f.call.tool} (node {f.call.node_id}): {f.observation}",
             )
         failed = {s.call.node_id for s in failed_steps}
-        # a replan point's plan may not parse: the replanner then reads it as written
         current = with_status(given, outputs, failed) if given is not None else None
+        shown, seen = replan_request(state, current, wave)
         messages = replanner_messages(
-            state["query"],
-            specs,
-            current.to_pararecover() if current is not None else {"text": state.get("plan_text")},
-            [observation_record(s) for s in wave],
-            round_index=rnd,
-            hint=cfg.hint,
+            state["query"], specs, shown, seen, round_index=rnd, hint=cfg.hint
         )
         try:
             text, parsed, reply = request_plan(episode.model, messages, cfg)
@@ -756,6 +769,7 @@ __all__ = [
     "observation_record",
     "ordered_world",
     "reconcile",
+    "replan_request",
     "replans_spent",
     "transcript",
     "unfinished",
