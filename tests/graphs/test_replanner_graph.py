@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from replan.core.plan import Plan
+from replan.core.plan import Plan, PlanNode
 from replan.core.taxonomy import VerdictCode
 from replan.core.trace import EndReason, Perturbation
 from replan.env import task_world
@@ -26,7 +26,14 @@ from replan.graphs import (
     runnable_config,
 )
 from replan.nodes import frontier
-from replan.nodes.frontier import _SLOT, OrderedFaults, WaveGate, done_outputs, reconcile
+from replan.nodes.frontier import (
+    _SLOT,
+    OrderedFaults,
+    WaveGate,
+    done_outputs,
+    reconcile,
+    unfinished,
+)
 from replan.nodes.prompts import request_kind
 
 
@@ -267,6 +274,22 @@ def test_a_reroute_of_a_done_node_runs_it_again(kit):
     assert done_outputs(merged, outputs, {"1": "search_flights"}) == {}
     assert done_outputs(current, outputs, {"1": "search_flights"}) == outputs
     assert merged.next_wave(done_outputs(merged, outputs, {"1": "search_flights"}))[0] == ["1"]
+
+
+def test_calls_that_can_never_run_end_the_run_stuck():
+    # built without the parser (which refuses cycles): 1 and 2 wait on each other, so no call
+    # is ready although both are pending; by hand, the run cannot reach its response
+    nodes = [
+        PlanNode(id="root", status="done"),
+        PlanNode(id="1", tool="a", deps=["2"]),
+        PlanNode(id="2", tool="b", deps=["1"]),
+        PlanNode(id="response", deps=["1", "2"]),
+    ]
+    plan = Plan(nodes=nodes)
+    assert plan.next_wave({})[0] == []
+    reason, why = unfinished(plan, {})
+    assert reason is EndReason.STUCK and "['1', '2']" in why
+    assert unfinished(plan, {"1": 1, "2": 2}) is None
 
 
 def test_round_budget(kit):

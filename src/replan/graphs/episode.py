@@ -7,7 +7,8 @@ graph (compiled once per design and configuration when the design allows it, see
 raises for what happens inside the run: a model that keeps failing ends with ``model_error``,
 a node that crashes with ``crashed`` (and the error text), the budgets with their end reasons.
 
-Every graph takes ``{"query": str, "world": WorldState}`` as input and keeps the whole trace in
+Every graph takes ``{"query": str, "world": WorldState}`` as input (a task that starts mid-run,
+run by a design that replans, adds its ``replan_point``: :func:`mid_run`) and keeps the whole trace in
 its state (see :mod:`replan.nodes.state`), so with a checkpointer an interrupted episode
 resumes from its last superstep: call ``run_episode`` again with the same ``checkpointer`` and
 ``thread_id``. Progress events of the custom stream reach ``on_event``.
