@@ -3,7 +3,9 @@
 1. A small store is run (``replan run --per-cell N``, the four designs, the simulated model), or
    ``--base DIR`` is reused; its episodes are copied under new seeds (with their stored scores
    and feedback, re-digested) until the store holds ``--episodes`` episodes: what a full run
-   leaves, made in seconds instead of minutes.
+   leaves, made in seconds instead of minutes. Each code gets its own store, run by that code:
+   scores stored by other scoring code are recomputed, which would measure scoring, not the
+   report.
 2. Each report runs as its own ``replan report`` process, its CPU time (user + sys) and peak
    RSS read from ``wait4``: the old code (``git archive --baseline-ref``, its own output
    directory), then this code three times: cold (nothing beside the report yet), warm (the same
@@ -128,18 +130,6 @@ def main() -> None:
     py = sys.executable
     with tempfile.TemporaryDirectory(prefix="bench-report-") as tmp:
         work = Path(tmp)
-        base = args.base
-        if base is None:
-            base = work / "base"
-            t0 = time.perf_counter()
-            cmd = [py, "-m", "replan", "run", "--per-cell", str(args.per_cell), "--out", str(base)]
-            measure(cmd, ROOT / "src")
-            print(f"base run: {time.perf_counter() - t0:.0f} s", flush=True)
-        store = work / "store"
-        store.mkdir()
-        t0 = time.perf_counter()
-        n = synthesise(base, store, args.episodes)
-        print(f"store: {n} episodes, made in {time.perf_counter() - t0:.1f} s", flush=True)
         old_src = work / "old"
         old_src.mkdir()
         archive = subprocess.run(
@@ -148,8 +138,23 @@ def main() -> None:
             capture_output=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(old_src)], input=archive, check=True)
+        stores = {}
+        for label, src, given in (("old", old_src / "src", None), ("new", ROOT / "src", args.base)):
+            base = given
+            if base is None:
+                base = work / f"base-{label}"
+                t0 = time.perf_counter()
+                cmd = [py, "-m", "replan", "run", "--per-cell", str(args.per_cell)]
+                measure([*cmd, "--out", str(base)], src)
+                print(f"base run ({label} code): {time.perf_counter() - t0:.0f} s", flush=True)
+            stores[label] = work / f"store-{label}"
+            stores[label].mkdir()
+            t0 = time.perf_counter()
+            n = synthesise(base, stores[label], args.episodes)
+            print(f"store: {n} episodes, made in {time.perf_counter() - t0:.1f} s", flush=True)
 
         def report(src: Path, where: str, *extra: str) -> list[str]:
+            store = stores["old" if where == "old" else "new"]
             page = work / where / "report.html"
             return [py, "-m", "replan", "report", str(store), "--output", str(page), *extra]
 

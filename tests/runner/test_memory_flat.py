@@ -56,3 +56,18 @@ def test_play_without_done_returns_every_episode_in_job_order(
     monkeypatch.setattr(experiment, "run_job", fake_run_job)
     eps = asyncio.run(play(jobs, RunConfig(agents=["react"]), concurrency=3))
     assert [e.seed for e in eps] == list(range(7))
+
+
+def test_every_hundredth_scoring_hands_free_heap_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """glibc keeps the memory an episode freed in its arenas: every ``TRIM_EVERY`` episodes
+    scored, the process hands the free pages back (``malloc_trim``), so its RSS stays flat."""
+    task = load_suite("toolmaze", per_level=1)[0]
+    job = Job(task, "react", "simulated:competent", 0)
+    ep = experiment.failed_episode(job, experiment.EndReason.CRASHED, "a crash")
+    trims: list[int] = []
+    monkeypatch.setattr(experiment, "_malloc_trim", lambda: trims.append)
+    monkeypatch.setattr(experiment, "TRIM_EVERY", 3)
+    monkeypatch.setattr(experiment, "_scored_here", [0])
+    for _ in range(7):
+        experiment.score_rows(ep, task)
+    assert trims == [0, 0]  # after the 3rd and the 6th

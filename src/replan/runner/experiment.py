@@ -544,6 +544,33 @@ def provenance(cfg: RunConfig) -> dict[str, dict[str, dict[str, str | None]]]:
     }
 
 
+#: episodes scored in one process between two hand-backs of freed heap memory to the system
+TRIM_EVERY = 100
+_scored_here = [0]
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` (``None`` on another C library)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def _count_scored() -> None:
+    """Every :data:`TRIM_EVERY` episodes scored here, hand the heap's free pages back to the
+    system: glibc keeps what an episode freed in its arenas, and a run process grew by ~20 kB
+    per episode of it (issue 32 §5: 201 -> 182 MB RSS after 1,000 episodes, flat from ~350
+    on; a call costs about a millisecond)."""
+    _scored_here[0] += 1
+    if _scored_here[0] % TRIM_EVERY == 0 and (trim := _malloc_trim()) is not None:
+        trim(0)
+
+
 def score_rows(
     episode: Episode, task: Task, timeout_s: float | None = None
 ) -> tuple[list[FeedbackRow], dict[str, Any]]:
@@ -559,6 +586,7 @@ def score_rows(
         from replan.evaluators import score_one
 
         scored = score_one(episode, task)
+        _count_scored()
         return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
     box: dict[str, Any] = {}
 
