@@ -151,7 +151,14 @@ def run(
         warn=warn,
         models=given,
         # checked before anything is written, and only when there is something to run
-        check=functools.partial(_check, opts, tasks=tasks, live_agent=make_agent, given=given),
+        check=functools.partial(
+            _check,
+            opts,
+            tasks=tasks,
+            live_agent=make_agent,
+            given=given,
+            warn=warn if backend is None else None,
+        ),
     )
     if interruptible:
         from replan.runner.safety import run_interruptibly
@@ -162,11 +169,15 @@ def run(
     return Results(opts.out, outcome.experiment_id, outcome, opts)
 
 
-def _check(options: RunOptions, **kw: Any) -> None:
-    """The run's checks (:func:`replan.runner.preflight.check_options`), loaded when needed."""
-    from replan.runner.preflight import check_options
+def _check(options: RunOptions, warn: Callable[[str], None] | None = None, **kw: Any) -> None:
+    """The run's checks (:func:`replan.runner.preflight.check_options`), loaded when needed;
+    then ``warn`` gets how to use the cores, if the run asks one process for more than it can
+    keep in flight (:func:`~replan.runner.preflight.concurrency_hint`)."""
+    from replan.runner.preflight import check_options, concurrency_hint
 
     check_options(options, **kw)
+    if warn is not None and (hint := concurrency_hint(options)):
+        warn(hint)
 
 
 def evaluate_agent(

@@ -129,3 +129,16 @@ def test_tool_node_runs_world_tools_in_parallel(travel_task):
     assert [m.tool_call_id for m in result["messages"][1:]] == ["c0", "c1", "c2", "c3"]
     assert sorted(s.call.call_id for s in session.steps) == ["c0", "c1", "c2", "c3"]
     assert all(s.verdict.ok for s in session.steps)
+
+
+def test_a_model_is_bound_to_tool_schemas_converted_once(travel_task):
+    """Every episode binds its world's tools; the schemas are converted once per distinct tool
+    (one object for every episode) and are what converting the episode's own tools gives."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    from replan.nodes.tools import openai_tools
+
+    first, second = task_world(travel_task), task_world(travel_task)
+    schemas = openai_tools(first)
+    assert schemas == [convert_to_openai_tool(t) for t in world_tools(second)]
+    assert all(a is b for a, b in zip(openai_tools(second), schemas, strict=True))

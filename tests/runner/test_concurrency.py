@@ -288,3 +288,33 @@ def test_tokens_come_from_messages_or_from_the_provider_output():
     )
     assert _tokens(chat) == 12 and _tokens(text) == 30
     assert _tokens(LLMResult(generations=[[Generation(text="x")]])) == 0
+
+
+def test_a_run_asking_one_process_for_more_than_it_drives_is_told_how(tasks, tmp_path, monkeypatch):
+    """--concurrency 64 with a provider's model in one process: one line on how to use the
+    cores; nothing for a simulated model, or with workers already."""
+    import replan
+    from replan.runner import process_backend
+    from replan.runner.preflight import concurrency_hint
+
+    monkeypatch.setattr(process_backend, "cpu_workers", lambda: 4)
+    lines: list[str] = []
+    with FakeOpenAI(0.0) as server:
+        replan.run(
+            tasks=tasks[:1],
+            agents=["react"],
+            models=["openai:fake"],
+            base_url=server.base_url,
+            concurrency=64,
+            out=tmp_path,
+            warn=lines.append,
+        )
+    assert lines == [
+        "note: --concurrency 64 runs in one process, which plays about 100 model calls a "
+        "second; to keep them in flight use the 4 cores: --workers 0 --concurrency 16 (each "
+        "worker keeps --concurrency episodes in flight)"
+    ]
+    simulated = RunConfig(concurrency=64)
+    assert concurrency_hint(simulated) is None
+    spread = RunConfig(models=["openai:fake"], concurrency=64, workers=2)
+    assert concurrency_hint(spread) is None

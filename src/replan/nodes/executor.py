@@ -34,6 +34,7 @@ from replan.nodes.tools import (
     RAW_ARGS_KEY,
     call_from_tool_call,
     observation_text,
+    openai_tools,
     world_session,
     world_tools,
 )
@@ -49,8 +50,12 @@ def text_of(message: Any) -> str:
 def bind_world_tools(model: BaseChatModel, world: World) -> tuple[Runnable, list[BaseTool]]:
     """``model.bind_tools`` with the world's tools; a clear error for a model that cannot."""
     tools = world_tools(world)
+    return _bind(model, tools), tools
+
+
+def _bind(model: BaseChatModel, tools: Sequence[Any]) -> Runnable:
     try:
-        return model.bind_tools(tools), tools
+        return model.bind_tools(tools)
     except NotImplementedError as exc:
         raise TypeError(
             f"model {type(model).__name__} does not support tool calling (bind_tools); the "
@@ -59,8 +64,9 @@ def bind_world_tools(model: BaseChatModel, world: World) -> tuple[Runnable, list
 
 
 def bound_model(inputs: EpisodeInputs) -> Runnable:
-    """The episode's model with its world's tools bound (bound once per episode)."""
-    return inputs.once("bound_model", lambda: bind_world_tools(inputs.model, inputs.world)[0])
+    """The episode's model with its world's tools bound (bound once per episode, to the tool
+    schemas converted once per run, :func:`~replan.nodes.tools.openai_tools`)."""
+    return inputs.once("bound_model", lambda: _bind(inputs.model, openai_tools(inputs.world)))
 
 
 def bind_now(inputs: InputSource) -> None:

@@ -195,6 +195,33 @@ def check_workers(workers: int, backend: str) -> None:
         )
 
 
+#: episodes in flight above which a provider's run in one process is told how to use the cores:
+#: one process plays about 100 model calls a second (about 10 ms of its CPU each, measured with
+#: ``benchmarks/bench_llm_concurrency.py``), so more in flight needs a model slower than 1/3 s
+ONE_PROCESS_CONCURRENCY = 32
+
+
+def concurrency_hint(options: RunOptions) -> str | None:
+    """One line saying how to spread a provider model's run over the cores when it asks one
+    process for more episodes in flight than it can keep busy; ``None`` when there is nothing
+    to say (worker processes or Ray already, a simulated or local model, one core)."""
+    if options.backend != "local" or options.workers != 1:
+        return None
+    if options.concurrency <= ONE_PROCESS_CONCURRENCY:
+        return None
+    from replan.runner.process_backend import cpu_workers, remote_models
+
+    cores = cpu_workers()
+    if cores < 2 or not remote_models(options):
+        return None
+    each = -(-options.concurrency // cores)
+    return (
+        f"note: --concurrency {options.concurrency} runs in one process, which plays about 100 "
+        f"model calls a second; to keep them in flight use the {cores} cores: --workers 0 "
+        f"--concurrency {each} (each worker keeps --concurrency episodes in flight)"
+    )
+
+
 def check_options(
     options: RunOptions,
     *,
