@@ -13,8 +13,10 @@ one limiter server for every worker) in a fresh process, and prints:
   bound ``C / latency``;
 - ``CPU ms/call``: the runner's CPU time (the run's process and every process it started:
   workers, fork server, limiter server; ``resource.getrusage`` of the process and its reaped
-  children) per model call, and ``cores``: that CPU over the wall time. The fake server's own
-  CPU is not in it.
+  children) per model call, past the run's start-up: a run of 8 episodes per worker count is
+  measured first, and the level's CPU and calls less that run's are divided (the start-up's
+  CPU, printed apart, is mostly the worker processes' imports); ``cores``: the level's whole
+  CPU over its wall time. The fake server's own CPU is not in it.
 
     .venv/bin/python benchmarks/bench_llm_concurrency.py [--latency 0.2] [--episodes 512]
         [--levels 32,128,256] [--workers 1,0] [--no-limits]
@@ -40,6 +42,9 @@ import sys
 import tempfile
 import time
 import urllib.request
+
+#: episodes of the small run that measures a run's start-up CPU (subtracted per call)
+STARTUP_EPISODES = 8
 
 
 def start_server(latency: float, tool_turns: int) -> tuple[subprocess.Popen, str]:
@@ -87,7 +92,7 @@ def child(args: argparse.Namespace) -> None:
 
     c, workers = args.child_level, args.child_workers
     n = workers if workers > 0 else cpu_workers()
-    cfg = RunConfig(
+    cfg = RunConfig(  # C in all: C / n per process
         agents=["react"],
         models=["openai:fake"],
         base_url=args.child_url,
@@ -172,15 +177,21 @@ def main() -> None:
         f"{'bound':>6} {'of bound':>8} {'CPU ms/call':>11} {'cores':>6}"
     )
     for workers in counts:
+        small = measure(
+            argparse.Namespace(**{**vars(args), "episodes": STARTUP_EPISODES}), 8, workers
+        )
+        print(
+            f"{small['processes']:>7} process(es): a run of {STARTUP_EPISODES} episodes "
+            f"({small['calls']} calls) took {small['cpu_s']:.2f} s of CPU (start-up included)"
+        )
         for c in levels:
             row = measure(args, c, workers)
             bound = c / args.latency
             rate = row["calls"] / row["wall_s"]
-            label = f"{row['processes']}" if workers != 1 else "1"
+            per_call = (row["cpu_s"] - small["cpu_s"]) / max(1, row["calls"] - small["calls"])
             print(
-                f"{label:>7} {c:>5} {row['server_max']:>10} {row['wall_s']:>7.1f} {rate:>8.1f} "
-                f"{bound:>6.0f} {rate / bound:>8.2f} "
-                f"{1000 * row['cpu_s'] / max(1, row['calls']):>11.1f} "
+                f"{row['processes']:>7} {c:>5} {row['server_max']:>10} {row['wall_s']:>7.1f} "
+                f"{rate:>8.1f} {bound:>6.0f} {rate / bound:>8.2f} {1000 * per_call:>11.1f} "
                 f"{row['cpu_s'] / row['wall_s']:>6.2f}"
                 + (f"  ({row['failures']} failed)" if row["failures"] else ""),
                 flush=True,

@@ -308,11 +308,11 @@ async def arun_episode(
     t0 = time.perf_counter()
     if run.finished:
         return run.episode(0.0)
+    # progress events only for a listener: each is a hop from a node's thread to the loop
+    modes = ["values", "custom"] if on_event is not None else ["values"]
     try:
         with run.bound_inputs():
-            async for mode, chunk in run.graph.astream(
-                run.inputs, run.config, stream_mode=["values", "custom"]
-            ):
+            async for mode, chunk in run.graph.astream(run.inputs, run.config, stream_mode=modes):
                 run.watch(mode, chunk, on_event)
     except GraphRecursionError as exc:
         return run.episode(time.perf_counter() - t0, reason=run.budget_reason(), error=str(exc))
