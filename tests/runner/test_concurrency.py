@@ -294,10 +294,10 @@ def test_a_run_asking_one_process_for_more_than_it_drives_is_told_how(tasks, tmp
     """--concurrency 64 with a provider's model in one process: one line on how to use the
     cores; nothing for a simulated model, or with workers already."""
     import replan
-    from replan.runner import process_backend
+    from replan.runner import preflight
     from replan.runner.preflight import concurrency_hint
 
-    monkeypatch.setattr(process_backend, "cpu_workers", lambda: 4)
+    monkeypatch.setattr(preflight, "cpu_workers", lambda: 4)
     lines: list[str] = []
     with FakeOpenAI(0.0) as server:
         replan.run(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -175,6 +176,23 @@ class RunOptions(BaseModel):
         return Limits(self.max_in_flight, self.requests_per_minute, self.tokens_per_minute)
 
 
+def cpu_workers() -> int:
+    """The cores this process may use (its CPU affinity where the platform says): what
+    ``workers`` 0 means."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def remote_models(options: RunOptions) -> bool:
+    """Whether a model of the run is served over the network (a provider's), whose server may
+    ask every caller to wait (``Retry-After``)."""
+    from replan.models.registry import kind_of
+
+    return any((k := kind_of(m)) is not None and k.takes_timeout for m in options.models)
+
+
 def default_designs(suite: str) -> list[str]:
     """The designs a run of ``suite`` runs when none are named: the suite's own choice, else
     every registered design."""
@@ -210,6 +228,8 @@ __all__ = [
     "DEFAULT_SUITE",
     "OPERATIONAL_FIELDS",
     "RunOptions",
+    "cpu_workers",
     "default_designs",
     "parse_pairs",
+    "remote_models",
 ]

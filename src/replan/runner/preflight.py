@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from replan.core.task import MODES
-from replan.runner.options import RunOptions
+from replan.runner.options import RunOptions, cpu_workers, remote_models
 
 
 class PreflightError(ValueError):
@@ -209,8 +209,6 @@ def concurrency_hint(options: RunOptions) -> str | None:
         return None
     if options.concurrency <= ONE_PROCESS_CONCURRENCY:
         return None
-    from replan.runner.process_backend import cpu_workers, remote_models
-
     cores = cpu_workers()
     if cores < 2 or not remote_models(options):
         return None

@@ -45,6 +45,7 @@ from replan.runner.experiment import (
     unscored,
 )
 from replan.runner.limits import LocalLimiter
+from replan.runner.options import cpu_workers, remote_models
 from replan.runner.safety import run_abandoning_threads
 
 #: seconds a worker may stay silent beyond the episode deadline before it is deemed hung
@@ -53,14 +54,6 @@ HANG_GRACE_S = 60.0
 MAX_BATCH = 32
 #: environment variables the workers take from the driver (test fault injection)
 _PASSED_ENV = ("REPLAN_CHAOS_KILL_KEY", "REPLAN_CHAOS_MARKER", "REPLAN_CHAOS_HANG_KEY")
-
-
-def cpu_workers() -> int:
-    """The cores this process may use (its CPU affinity where the platform says)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 #: imported once by the fork server, so that each worker starts with them (seconds of imports)
@@ -76,15 +69,6 @@ def _context(extra: Sequence[str] = ()) -> Any:
     # no effect once this process started the server; a module that fails to import is skipped
     ctx.set_forkserver_preload([*PRELOAD, *extra])
     return ctx
-
-
-def remote_models(cfg: RunConfig) -> bool:
-    """Whether a model of the run is served over the network (a provider): its server may ask
-    every caller to wait (``Retry-After``), so the workers share one limiter even without
-    limits of the run's own."""
-    from replan.models.registry import kind_of
-
-    return any((k := kind_of(m)) is not None and k.takes_timeout for m in cfg.models)
 
 
 def client_modules(cfg: RunConfig) -> list[str]:
@@ -300,6 +284,7 @@ class ProcessBackend:
         # an episode, then its scoring, each within the episode deadline
         silent_s = 2 * (cfg.episode_timeout_s or math.inf) + HANG_GRACE_S
         server: LimiterServer | None = None
+        # a provider's Retry-After pauses every worker: one limiter, even without limits
         if cfg.limits().any or remote_models(cfg):
             server = LimiterServer(ctx=ctx)
             server.start()
