@@ -16,11 +16,25 @@ Measured 2026-12-03 at 13:50 on 2 shared cores (load 7 to 12), ``--tasks 25,250`
     this code            1000        323.6       323.6    61.4
     this code        per episode: peak +119.8 kB, end +120.0 kB
 
-("this code": main at 13:50, with other sessions' changes since 8eff5a2.) The runner no longer
-holds the episodes it stored (``play``: 49 of 49 held before, a test checks), but the growth is
-not that: tracemalloc sees no Python memory growing between episode 40 and 200 (-3 MB), so the
-~0.1 MB per episode is native (allocator arenas of the executor threads, SQLite, fastjsonschema
-code objects) and is still open (issue 32 §5).
+Measured 2026-12-03 at 16:00 (load 6 to 11), ``--tasks 25,250 --baseline-ref 7cbe0dd``:
+
+    code             episodes  peak RSS MB  end RSS MB   CPU s  malloc used/free MB
+    old (7cbe0dd)         100        214.8       214.9     9.2       108.1 /  12.9
+    old (7cbe0dd)        1000        323.2       323.1    66.7       194.7 /  13.5
+    old (7cbe0dd)    per episode: peak +123.3 kB, end +123.1 kB
+    this code             100        160.3       151.6     8.2        54.1 /  14.2
+    this code            1000        185.9       177.4    64.7        53.7 /  33.0
+    this code        per episode: peak +29.1 kB, end +29.3 kB
+
+The growth was RE2's DFA caches: each compiled pattern may cache 8 MiB by default, and a run
+compiles ~700 from task data; now 1 MiB a pattern and the last 256 patterns kept
+(``linre.MAX_MEM``, ``linre.COMPILED_KEPT``), and glibc's free pages handed back every 100
+episodes (``malloc_trim``). The rest of the slope is the first few hundred episodes.
+
+("this code" at 13:50: main then, with other sessions' changes since 8eff5a2.) The runner no
+longer holds the episodes it stored (``play``: 49 of 49 held before, a test checks), but the
+growth was not that: tracemalloc saw no Python memory growing between episode 40 and 200, so
+the ~0.1 MB per episode was native: RE2's, as found at 16:00.
 """
 
 from __future__ import annotations

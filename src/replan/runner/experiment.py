@@ -544,7 +544,8 @@ def provenance(cfg: RunConfig) -> dict[str, dict[str, dict[str, str | None]]]:
     }
 
 
-#: episodes scored in one process between two hand-backs of freed heap memory to the system
+#: episodes scored or stored in one process between two hand-backs of freed heap memory to
+#: the system
 TRIM_EVERY = 100
 _scored_here = [0]
 
@@ -561,11 +562,12 @@ def _malloc_trim() -> Callable[[int], int] | None:
         return None
 
 
-def _count_scored() -> None:
-    """Every :data:`TRIM_EVERY` episodes scored here, hand the heap's free pages back to the
-    system: glibc keeps what an episode freed in its arenas, and a run process grew by ~20 kB
-    per episode of it (issue 32 §5: 201 -> 182 MB RSS after 1,000 episodes, flat from ~350
-    on; a call costs about a millisecond)."""
+def note_episode_done() -> None:
+    """Every :data:`TRIM_EVERY` episodes scored or stored here, hand the heap's free pages back
+    to the system: glibc keeps what an episode freed in its arenas, and a run process grew by
+    ~20 kB per episode of it (issue 32 §5: 201 -> 182 MB RSS after 1,000 episodes, flat from
+    ~350 on; a call costs about a millisecond). Called where a worker scores an episode and
+    where the driver stores one."""
     _scored_here[0] += 1
     if _scored_here[0] % TRIM_EVERY == 0 and (trim := _malloc_trim()) is not None:
         trim(0)
@@ -586,7 +588,7 @@ def score_rows(
         from replan.evaluators import score_one
 
         scored = score_one(episode, task)
-        _count_scored()
+        note_episode_done()
         return [FeedbackRow.of(f) for f in scored.feedback()], scored.records()
     box: dict[str, Any] = {}
 
@@ -795,6 +797,7 @@ async def arun(
             if archive is not None:  # first: a kill between the two loses neither copy
                 archives.append_episode(archive, ep)
             store_episode(job, ep, scored)
+            note_episode_done()
             counts["done"] += 1
             counts["failures"] += int(ep.end_reason.value in FAILURE_END_REASONS)
             if progress:
