@@ -24,10 +24,10 @@ from replan.core.plan import exact_reference, iter_references
 from replan.core.taxonomy import VerdictCode
 from replan.core.tools import ToolSpec
 from replan.core.trace import Call, Verdict
-from replan.env.tool_wrapper import RAW_ARGS_KEY
 from replan.env.verifier import reference_token, textual_references
 from replan.env.world import (
     MISSING,
+    RAW_ARGS_KEY,
     ExecResult,
     UnresolvedReference,
     World,

@@ -69,7 +69,7 @@ from replan.env.tool_faults import (
     fault_exception,
     inline_refs,
 )
-from replan.env.world import ExecResult, World, WorldState
+from replan.env.world import RAW_ARGS_KEY, ExecResult, World, WorldState
 
 # -- validity ---------------------------------------------------------------------------------------
 _TYPE_ERRORS = linre.compile(r"(_type|_parsing|^model_attributes_type|^is_instance_of)$")
@@ -255,9 +255,6 @@ def _content(output: Any) -> str:
 
 
 # -- the session --------------------------------------------------------------------------------------
-#: Key under which arguments that were not a JSON object are passed on, so the call is still
-#: judged (an unknown parameter) and recorded instead of silently dropped.
-RAW_ARGS_KEY = "__raw_arguments__"
 
 
 def observation_text(observation: Any) -> str:

@@ -212,13 +212,19 @@ def _arg_value(spec_value: Any, args: Mapping[str, Any], output: Any) -> Any:
     return spec_value
 
 
+#: Key under which arguments that were not a JSON object are passed on, so the call is still
+#: judged (an unknown parameter) and recorded instead of silently dropped (here, not in
+#: :mod:`replan.env.tool_wrapper`, so that a suite's simulators load without LangChain).
+RAW_ARGS_KEY = "__raw_arguments__"
+
+
 class World:
     """A tool registry plus state. ``execute`` is pure with respect to the given state.
 
     ``binds_positional``: a plan node's bare argument list is bound onto the tool's parameters
     in order before the call reaches this world (a world of ours); a world that judges such a
     list itself (ParaRecover's simulated tools reject it) says ``False`` and receives it under
-    ``RAW_ARGS_KEY`` (:mod:`replan.env.tool_wrapper`).
+    :data:`RAW_ARGS_KEY`.
     """
 
     binds_positional: bool = True
