@@ -19,8 +19,8 @@ before = bef0d45 / after): --help 1.757 / 0.340, argument error 1.517 / 0.318, n
 
 Measured 2026-12-03 at 15:55, load 6 to 7 (before = 7cbe0dd / after, the stored statistics of
 a frozen suite): --help 0.402 / 0.360, argument error 0.414 / 0.386, no-op rerun 0.522 /
-0.491, suites stats 1.447 / 0.442 (bare python 0.014 s); on idle cores at 15:04 suites stats
-1.024 / 0.405.
+0.491, suites stats 1.447 / 0.442 (bare python 0.014 s); at 16:19, load 3: --help 0.360 /
+0.264, argument error 0.328 / 0.270, no-op rerun 0.406 / 0.371, suites stats 1.154 / 0.397.
 """
 
 from __future__ import annotations
