@@ -57,6 +57,8 @@ class Unit:
     chains: list[list[GNode]]
     outs: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)  # group output per chain
     branch: int = 0
+    #: chains at the end of ``chains`` that mix two of the group's chains (:func:`mixed_chains`)
+    mixed: int = 0
 
     @property
     def min_len(self) -> int:
@@ -417,3 +419,114 @@ class Builder:
             chains.append(nodes)
             outs.append(out)
         return Unit(index, gid, chains, outs, branch=branch)
+
+
+# ---------------------------------------------------------------------------------------------
+# cross-chain compositions of a group
+def with_mixed_chains(unit: Unit, ix: CorpusIndex) -> Unit:
+    """``unit`` with its group's mixed chains appended (``unit.mixed`` counts them).
+
+    ToolMaze §3.3 (step 2) asks for a complete solution space of "schema-compatible alternative
+    tool-call paths", and C3's many-to-many groups a "combinatorial space of valid recovery
+    paths across interacting sub-graphs". A group's declared chains are not all of it: the head
+    of one chain may feed the tail of another when the tail's tool-made inputs take outputs of
+    the head of the same kind (``geonames_search`` -> ``sunrise_sunset_times`` in
+    ``gen_sun_times``). A mixed chain is the head of chain ``c`` (its first ``k`` calls, as
+    bound there) followed by the tail of chain ``d`` (from call ``j``), whose references into
+    ``d``'s head are rebound to ``c``'s head by kind, type and the record a precondition needs;
+    it exists only if every such reference finds an output and at least one does (else the head
+    would feed nothing). Its other arguments are those of ``d``'s calls. Whether it runs clean
+    is the generator's to find out.
+    """
+    if unit.group is None or len(unit.chains) < 2 or unit.mixed:
+        return unit
+    declared = list(unit.chains)
+    kind = group_kind(ix.groups[unit.group], ix)
+    chains, outs = list(declared), list(unit.outs)
+    for c, head_chain in enumerate(declared):
+        for d, tail_chain in enumerate(declared):
+            if c == d:
+                continue
+            for k in range(1, len(head_chain)):
+                for j in range(1, len(tail_chain)):
+                    mix = _mix(head_chain[:k], tail_chain[:j], tail_chain[j:], unit, c, ix)
+                    if mix is None or [n.tool for n in mix] in [
+                        [n.tool for n in ch] for ch in chains
+                    ]:
+                        continue
+                    out = None
+                    for n in reversed(mix):
+                        f = next((o for o in ix.tools[n.tool].outs if o.kind == kind), None)
+                        if f is not None:
+                            out = (n.key, f.path)
+                            break
+                    if out is None:
+                        continue
+                    chains.append(mix)
+                    outs.append(out)
+    return Unit(
+        unit.index,
+        unit.group,
+        chains,
+        outs,
+        branch=unit.branch,
+        mixed=len(chains) - len(declared),
+    )
+
+
+def _mix(
+    head: Sequence[GNode],
+    dropped: Sequence[GNode],
+    tail: Sequence[GNode],
+    unit: Unit,
+    c: int,
+    ix: CorpusIndex,
+) -> list[GNode] | None:
+    """``head`` followed by ``tail`` rebound onto it (see :func:`with_mixed_chains`)."""
+    head_outs = [(n, o) for n in head for o in ix.tools[n.tool].outs]
+    gone = {n.key for n in dropped}
+    renamed = {n.key: f"{n.key}x{c}h{len(head)}" for n in tail}
+    nodes: list[GNode] = list(head)
+    fed = False
+    for n in tail:
+        info = ix.tools[n.tool]
+        args: dict[str, Lit | NodeOut | SlotOut] = {}
+        taken: set[tuple[str, tuple[str, ...]]] = set()
+        for name, v in n.args.items():
+            if isinstance(v, NodeOut) and v.node in renamed:
+                args[name] = NodeOut(renamed[v.node], v.path)
+                continue
+            if not (isinstance(v, NodeOut) and v.node in gone):
+                args[name] = v
+                continue
+            p = next((q for q in info.ins if q.name == name), None)
+            src = _rebind(p, head_outs, taken) if p is not None else None
+            if src is None:
+                return None
+            taken.add(src)
+            args[name] = NodeOut(*src)
+            fed = True
+        nodes.append(GNode(renamed[n.key], n.tool, args, unit.index, n.chain))
+    return nodes if fed else None
+
+
+def _rebind(
+    p: ParamInfo,
+    head_outs: Sequence[tuple[GNode, Any]],
+    taken: set[tuple[str, tuple[str, ...]]],
+) -> tuple[str, tuple[str, ...]] | None:
+    """The output of a head call (latest first, plain fields before array elements) that
+    fills ``p``: same kind and a compatible type. An input a precondition looks up (a record
+    the call needs) is never rebound: it stays with the call that made the record."""
+    if p.pre is not None or p.pre_field is not None:
+        return None
+    fallback = None
+    for node, o in reversed(head_outs):
+        ref = (node.key, o.path)
+        if ref in taken or o.kind != p.kind or not types_compatible(o.schema, p.schema):
+            continue
+        if "0" in o.path:
+            fallback = fallback or ref
+            continue
+        return ref
+    return fallback

@@ -40,6 +40,7 @@ from replan.suites.toolmaze.assembly import (
     SearchState,
     SlotOut,
     Unit,
+    with_mixed_chains,
 )
 from replan.suites.toolmaze.derive_checker import derive_checker, reportable_text, same_value
 from replan.suites.toolmaze.execute import answer_from_outputs, execute_plan
@@ -818,16 +819,22 @@ class Generator:
         world_seed: int,
         rng: random.Random,
     ) -> BaseTask | str:
+        # the solution space: every combination of each group's chains, the mixed ones too
+        units = [with_mixed_chains(u, self.ix) for u in units]
         choices = self._choices(units)
 
-        # s*: fewest calls, then fewest waves (computed from a provisional numbering)
+        def mixes(ch: Mapping[int, int]) -> int:
+            return sum(1 for u in units if ch.get(u.index, 0) >= len(u.chains) - u.mixed)
+
+        # s*: fewest calls, then fewest waves (computed from a provisional numbering), then a
+        # path of declared chains
         def key_of(ch: dict[int, int]) -> tuple:
             nodes = self._path_nodes(units, ch)
             ids = {n.key: str(i + 1) for i, n in enumerate(nodes)}
             allkeys = {n.key for u in units for c in u.chains for n in c}
             ids.update({k: f"x{i}" for i, k in enumerate(sorted(allkeys - set(ids)))})
             p = self._plan(units, ch, ids, "")
-            return (len(nodes), p.depth, [n.tool for n in nodes])
+            return (len(nodes), p.depth, mixes(ch), [n.tool for n in nodes])
 
         keyed = sorted(((key_of(ch), i) for i, ch in enumerate(choices)))
         order = [choices[i] for _, i in keyed]
@@ -835,17 +842,29 @@ class Generator:
         ids: dict[str, str] = {}
         for n in self._path_nodes(units, star):
             ids[n.key] = str(len(ids) + 1)
-        for u in units:
-            for c in u.chains:
-                for n in c:
-                    if n.key not in ids:
-                        ids[n.key] = str(len(ids) + 1)
+        for mixed in (False, True):  # the declared chains' calls first, then the mixed ones'
+            for u in units:
+                for ci, c in enumerate(u.chains):
+                    if (ci >= len(u.chains) - u.mixed) != mixed:
+                        continue
+                    for n in c:
+                        if n.key not in ids:
+                            ids[n.key] = str(len(ids) + 1)
         plans = [self._plan(units, ch, ids, "") for ch in order]
         runs = [self.run(p, world_seed) for p in plans]
-        bad = next((r for r in runs if not r.ok), None)
+        bad = next(
+            (r for r, ch in zip(runs, order, strict=True) if not r.ok and not mixes(ch)), None
+        )
         if bad is not None:
             self._learn(bad, units, ids)
             return f"path {bad.tools} does not run clean: {bad.error}"
+        # a mixed path that does not run clean is no path (an agent taking it fails too)
+        kept = [i for i, r in enumerate(runs) if r.ok]
+        plans, runs, order = (
+            [plans[i] for i in kept],
+            [runs[i] for i in kept],
+            [order[i] for i in kept],
+        )
         initial = self.initial_state(world_seed)
         literal_values = _literal_values(units)
         effects = {t: bool(self.corpus.tools[t].effects) for r in runs for t in r.tools}
