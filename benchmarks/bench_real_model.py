@@ -60,10 +60,11 @@ from replan.runner.process_backend import ProcessBackend
 from replan.runner.store import ResultsStore, StoreBusy, StoreError
 from replan.suites import load_suite
 
-# The slice was run on the step-list queries (toolmaze v2, now the suite ``toolmaze-guided``,
-# digest aa36ad3d): its archive is comparable only there. A new slice on the goal-level suite
-# (toolmaze v3) is a new archive.
+# The slice was run on the step-list queries (toolmaze v2, now the suite ``toolmaze-guided``
+# v2, digest aa36ad3d, kept loadable as its version 2): its archive is comparable only there.
+# A new slice on another suite or version is a new archive.
 SLICE_SUITE = "toolmaze-guided"
+SLICE_OPTIONS = {"version": "2"}
 
 METRICS = ("TSR", "PRR", "TER", "AUC-PEC", "0-call")
 
@@ -132,11 +133,17 @@ def slice_config(
     cell) taken cell by cell in turn (``--limit`` order), and the run goes instance by instance:
     a run stopped part way has all four designs on the same instances, and (without a
     ``filter``) its first 20 instances are one per cell (the ``--per-cell 1`` slice)."""
-    base = RunConfig(suite=SLICE_SUITE, per_cell=per_cell, filter=list(filter or []))
+    base = RunConfig(
+        suite=SLICE_SUITE,
+        suite_options=dict(SLICE_OPTIONS),
+        per_cell=per_cell,
+        filter=list(filter or []),
+    )
     pool = tasks if tasks is not None else load_suite(base.suite, **suite_options(base))
     size = len(select_tasks(pool, base))
     cfg = RunConfig(
         suite=SLICE_SUITE,
+        suite_options=dict(SLICE_OPTIONS),
         agents=list(DEFAULT_DESIGNS),
         models=[model],
         limit=size,  # the same instances as per_cell, in round-robin order of the cells

@@ -84,10 +84,23 @@ def test_the_frozen_toolmaze_file_is_in_generation_order(name):
 
 
 def test_the_step_list_suite_keeps_its_old_digest():
-    """toolmaze v2's instances (step-list queries) are toolmaze-guided v2, unchanged: results
-    run on toolmaze v2 compare with runs on toolmaze-guided."""
-    pin = suite_versions()["toolmaze-guided"]
-    assert (pin["version"], pin["digest"]) == ("2", "aa36ad3db74e8dd4")
+    """toolmaze v2's instances (step-list queries) are toolmaze-guided v2, kept loadable after
+    v3 (issue 29 §3: the complete valid paths) as ``version=2``: results run on toolmaze v2
+    compare with runs on it."""
+    assert sv.earlier_pin("toolmaze-guided", "2")["digest"] == "aa36ad3db74e8dd4"
+    old = load_suite("toolmaze-guided", version=2, levels="C3", modes="P4", limit=4)
+    assert sv.suite_digest(sv.read_frozen(sv.frozen_path("toolmaze-guided", "2"))) == (
+        "aa36ad3db74e8dd4"
+    )
+    assert sv.suite_identity("toolmaze-guided", old, {"version": "2"})["digest"] == (
+        "aa36ad3db74e8dd4"
+    )
+    new = load_suite("toolmaze-guided", levels="C3", modes="P4", limit=4)
+    # C3-003's group gen_sun_times: two chains in v2, their two mixes added in v3
+    assert [len(t.valid_paths) for t in old][3] == 2
+    assert [len(t.valid_paths) for t in new][3] == 4
+    with pytest.raises(ValueError, match="kept as its frozen file only"):
+        load_suite("toolmaze-guided", version=2, seed=3, limit=1)
     from replan.env.corpus import load_corpus
     from replan.models.simulated.visible import step_phrase
 
@@ -171,11 +184,21 @@ def test_build_writes_checks_and_bumps_a_frozen_suite(pins):
         "digest": suite_digest(changed),
         "instances": 2,
         "reason": "a tool was added to the corpus",
+        "earlier": {"1": {"digest": suite_digest(tasks), "instances": 2}},
     }
-    assert not path.exists() and sv.read_frozen(sv.frozen_path("toy")) == changed
-    # the new version's statistics were not computed (no stats given): the old ones are gone
+    assert sv.read_frozen(sv.frozen_path("toy")) == changed
+    # the old version stays loadable: its file is kept and named by version=1
+    assert sv.frozen_file("toy", {"version": "1"}) == path
+    assert sv.read_frozen(path) == tasks
+    assert sv.suite_identity("toy", tasks, {"version": "1"}) == {
+        "name": "toy",
+        "version": "1",
+        "digest": suite_digest(tasks),
+    }
+    with pytest.raises(ValueError, match="no version '7'; kept versions: 1, 2 \\(pinned\\)"):
+        sv.frozen_file("toy", {"version": "7"})
+    # the new version's statistics were not computed (no stats given)
     assert sv.read_frozen_stats("toy", {}) is None
-    assert not sv.frozen_stats_path("toy", "1").exists()
     sv.build("toy", changed, stats=count)
     assert sv.read_frozen_stats("toy", {}) == {"tasks": 2, "queries": ["other", "q"]}
     # figures of another digest are never read as this version's

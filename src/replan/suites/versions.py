@@ -69,14 +69,20 @@ def suite_identity(
     A pinned suite whose defining options (``defaults`` in ``versions.json``, e.g. the seed) are
     at their pinned values is its pinned version and digest, whatever subset was loaded. Other
     values make a variant, ``"1+seed=3"``, whose digest hashes the pinned digest with them
-    (generation is deterministic, so they fix the content). A suite with no pinned digest (a
-    ParaRecover data file) is identified by the digest of ``tasks``, all that was loaded.
+    (generation is deterministic, so they fix the content). ``options["version"]`` naming an
+    earlier, kept version (:func:`earlier_pin`) identifies that version and its digest. A suite
+    with no pinned digest (a ParaRecover data file) is identified by the digest of ``tasks``,
+    all that was loaded.
     """
     pin = suite_versions().get(name, {})
     version = str(pin.get("version", "1"))
     if not pin.get("digest"):
         return {"name": name, "version": version, "digest": suite_digest(tasks)}
     options = options or {}
+    older = options.get("version")
+    if older not in (None, "", version):
+        pin = {**pin, **earlier_pin(name, str(older))}
+        version = str(older)
     changed = {
         k: options[k]
         for k, default in sorted(pin.get("defaults", {}).items())
@@ -113,11 +119,33 @@ LINE_PREFIX = '{"task_id":"'
 def frozen_file(name: str, options: Mapping[str, Any]) -> Path | None:
     """The frozen data file of suite ``name`` when ``options`` give its defining options (the
     pinned ``defaults``; one not given counts as its default) their pinned values and the file
-    exists; ``None`` otherwise (the suite is generated)."""
+    exists; ``None`` otherwise (the suite is generated). ``options["version"]``, an earlier
+    version (:func:`earlier_pin`), names that version's kept file instead (a ``ValueError`` when
+    it is not kept: the generator now gives the pinned version only)."""
     if _pinned(name, options) is None:
         return None
+    older = options.get("version")
+    if older not in (None, "", suite_version(name)):
+        earlier_pin(name, str(older))
+        path = frozen_path(name, str(older))
+        if not path.is_file():
+            raise ValueError(f"suite {name!r} version {older}: its data file {path} is missing")
+        return path
     path = frozen_path(name)
     return path if path.is_file() else None
+
+
+def earlier_pin(name: str, version: str) -> dict[str, Any]:
+    """``{"digest", "instances", "reason"}`` of an earlier, kept version of suite ``name``
+    (``versions.json`` keeps them under ``earlier`` when a version is bumped, and their data
+    files stay in ``data/``), so that results run on it can be loaded and compared again;
+    a ``ValueError`` naming the kept versions when ``version`` is not one."""
+    pin = suite_versions().get(name, {})
+    kept = pin.get("earlier", {})
+    if version not in kept:
+        known = ", ".join([*sorted(kept), f"{pin.get('version', '1')} (pinned)"])
+        raise ValueError(f"suite {name!r} has no version {version!r}; kept versions: {known}")
+    return {"version": version, **kept[version]}
 
 
 def _pinned(name: str, options: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -214,7 +242,8 @@ def build(
 
     Raises ``SystemExit`` with the fix when the content is not the pinned digest and no ``bump``
     reason was given, or when ``check`` finds a file missing or stale. With ``bump`` the next
-    version is pinned with the new digest and the reason, and the old version's files removed.
+    version is pinned with the new digest and the reason; the old version's files stay and its
+    pin moves under ``earlier`` (loadable as ``version=<old>``, :func:`frozen_file`).
     """
     pins = suite_versions()
     pin = pins.get(name, {})
@@ -228,19 +257,22 @@ def build(
                 f"(version {version}); freeze the new version with `python -m replan.suites "
                 f"freeze {name} --bump 'one-line reason'`"
             )
+        old = version
         version = str(int(version.split("+")[0]) + 1)
+        earlier = dict(pin.get("earlier", {}))
+        if pin.get("digest") and path.is_file():
+            earlier[old] = {k: pin[k] for k in ("digest", "instances", "reason") if k in pin}
         pins[name] = {
             **pin,
             "version": version,
             "digest": digest,
             "instances": len(tasks),
             "reason": bump,
+            **({"earlier": earlier} if earlier else {}),
         }
         write_frozen(frozen_path(name, version), tasks)
         if stats is not None:
             _sync_stats(name, version, digest, tasks, stats, check=False)
-        path.unlink(missing_ok=True)
-        frozen_stats_path(name, pin.get("version", "1")).unlink(missing_ok=True)
         VERSIONS_FILE.write_text(dump_pins(pins), encoding="utf-8")
         return f"{name}: version {version}, digest {digest}, {len(tasks)} tasks -> {frozen_path(name, version)}"
     if path.is_file() and suite_digest(read_frozen(path)) == digest:
@@ -272,6 +304,7 @@ __all__ = [
     "build",
     "custom_identity",
     "dump_pins",
+    "earlier_pin",
     "frozen_file",
     "frozen_path",
     "frozen_stats_path",

@@ -343,11 +343,13 @@ def _load(
     seed: int,
     per_level: int,
     frozen_per_level: int,
+    version: str | int | None = None,
 ) -> list[Task]:
     lvs = [lv.upper() for lv in csv_option(levels) or LEVELS]
     mds = [m.upper() for m in csv_option(modes) or MODES]
     n = int(per_level) if limit is None else min(int(per_level), int(limit))
-    frozen = read_frozen_suite(int(seed), lvs, mds, n, name, frozen_per_level)
+    older = None if version in (None, "") else str(version)
+    frozen = read_frozen_suite(int(seed), lvs, mds, n, name, frozen_per_level, older)
     if frozen is not None:
         return frozen
     return generate(
@@ -380,13 +382,16 @@ def load(
     seed: int = 0,
     per_level: int = GOAL_PER_LEVEL,
     distractors: float = 0.0,
+    version: str | int | None = None,
 ) -> list[Task]:
     """The ``toolmaze`` suite (goal-level queries) with options as ``replan run`` passes them
     (levels and modes as lists or ``"C1,C2"`` text, any case): read from the frozen file of the
     pinned version when it holds them (seed 0, up to 100 base tasks per level), generated
     otherwise. ``distractors`` (a share of the listed tools, 0 to 0.5) adds tools of the task's
-    domains that lie on no valid path and leave the query unambiguous (:func:`with_distractors`)."""
-    tasks = _load(SUITE, "goal", levels, modes, limit, seed, per_level, GOAL_PER_LEVEL)
+    domains that lie on no valid path and leave the query unambiguous (:func:`with_distractors`).
+    ``version``: an earlier version kept as its frozen file (``-S version=3``), so that results
+    run on it load and compare again."""
+    tasks = _load(SUITE, "goal", levels, modes, limit, seed, per_level, GOAL_PER_LEVEL, version)
     return with_distractors(tasks, float(distractors)) if float(distractors) else tasks
 
 
@@ -408,9 +413,12 @@ def load_guided(
     limit: int | None = None,
     seed: int = 0,
     per_level: int = PER_LEVEL,
+    version: str | int | None = None,
 ) -> list[Task]:
-    """The ``toolmaze-guided`` suite: step-list queries (``toolmaze`` v2, same digest)."""
-    return _load(GUIDED, "guided", levels, modes, limit, seed, per_level, PER_LEVEL)
+    """The ``toolmaze-guided`` suite: step-list queries (the queries of ``toolmaze`` v2);
+    ``version``: an earlier version kept as its frozen file (``-S version=2``: ``toolmaze`` v2's
+    instances, digest ``aa36ad3d``)."""
+    return _load(GUIDED, "guided", levels, modes, limit, seed, per_level, PER_LEVEL, version)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -435,14 +435,22 @@ def with_mixed_chains(unit: Unit, ix: CorpusIndex) -> Unit:
     bound there) followed by the tail of chain ``d`` (from call ``j``), whose references into
     ``d``'s head are rebound to ``c``'s head by kind, type and the record a precondition needs;
     it exists only if every such reference finds an output and at least one does (else the head
-    would feed nothing). Its other arguments are those of ``d``'s calls. Whether it runs clean
-    is the generator's to find out.
+    would feed nothing). Its other arguments are those of ``d``'s calls. A declared chain whose
+    head feeds nothing (its tail takes a stated value instead) is also valid without that head
+    (:func:`_trim`). Whether each runs clean is the generator's to find out.
     """
     if unit.group is None or len(unit.chains) < 2 or unit.mixed:
         return unit
     declared = list(unit.chains)
     kind = group_kind(ix.groups[unit.group], ix)
     chains, outs = list(declared), list(unit.outs)
+    for chain, out in zip(declared, unit.outs, strict=True):
+        trimmed = _trim(chain, out[0], ix)
+        if len(trimmed) < len(chain) and [n.tool for n in trimmed] not in [
+            [n.tool for n in ch] for ch in chains
+        ]:
+            chains.append(trimmed)
+            outs.append(out)
     for c, head_chain in enumerate(declared):
         for d, tail_chain in enumerate(declared):
             if c == d:
@@ -472,6 +480,22 @@ def with_mixed_chains(unit: Unit, ix: CorpusIndex) -> Unit:
         branch=unit.branch,
         mixed=len(chains) - len(declared),
     )
+
+
+def _trim(chain: Sequence[GNode], out_key: str, ix: CorpusIndex) -> list[GNode]:
+    """``chain`` without the calls that change nothing and feed nothing: no effect, not the
+    group's output, and no later call of the chain references them."""
+    nodes = list(chain)
+    while True:
+        used = {v.node for n in nodes for v in n.args.values() if isinstance(v, NodeOut)}
+        idle = [
+            n
+            for n in nodes
+            if n.key != out_key and n.key not in used and not ix.tools[n.tool].spec.effects
+        ]
+        if not idle:
+            return nodes
+        nodes = [n for n in nodes if n is not idle[0]]
 
 
 def _mix(

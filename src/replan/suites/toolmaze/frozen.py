@@ -24,13 +24,26 @@ def read_frozen_suite(
     n: int,
     name: str = SUITE,
     per_level: int = PER_LEVEL,
+    version: str | None = None,
 ) -> list[Task] | None:
     """The first ``n`` base tasks of each of ``levels``, crossed with ``modes``, in generation
     order (level, base task, mode), as :func:`~replan.suites.toolmaze.generate` would give them,
     from the frozen file of suite ``name`` (``toolmaze`` or ``toolmaze-guided``);
     ``None`` when the file cannot answer (not the pinned seed, an unknown level or mode, more
-    base tasks than it holds, no file): the caller generates instead."""
-    path = frozen_file(name, {"seed": seed})
+    base tasks than it holds, no file): the caller generates instead. ``version``: an earlier,
+    kept version of the suite instead of the pinned one (a ``ValueError`` when the file cannot
+    answer: the generator gives the pinned version only)."""
+    path = frozen_file(name, {"seed": seed, "version": version})
+    if version is not None and (
+        path is None
+        or n > per_level
+        or not set(levels) <= set(LEVELS)
+        or not set(modes) <= set(MODES)
+    ):
+        raise ValueError(
+            f"{name} version {version} is kept as its frozen file only: seed 0, levels "
+            f"{', '.join(LEVELS)}, modes {', '.join(MODES)}, at most {per_level} base tasks a level"
+        )
     if (
         path is None
         or n > per_level

@@ -819,8 +819,11 @@ class Generator:
         world_seed: int,
         rng: random.Random,
     ) -> BaseTask | str:
-        # the solution space: every combination of each group's chains, the mixed ones too
-        units = [with_mixed_chains(u, self.ix) for u in units]
+        # the solution space: every combination of each group's chains, the mixed ones too.
+        # Goal-level tasks have none: a mixed chain, or a chain without its idle head, is a
+        # reading of the query the reverse validation finds, so such a task is regenerated.
+        if self.queries == "guided":
+            units = [with_mixed_chains(u, self.ix) for u in units]
         choices = self._choices(units)
 
         def mixes(ch: Mapping[int, int]) -> int:
