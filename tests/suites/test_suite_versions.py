@@ -113,6 +113,17 @@ def test_the_step_list_suite_keeps_its_old_digest():
     )
 
 
+def test_an_earlier_pararecover_synth_version_still_loads():
+    """pararecover-synth v3 (built on toolmaze-guided v2) is kept beside v4."""
+    old = load_suite("pararecover-synth", version=3, limit=2)
+    assert old == sv.read_frozen(sv.frozen_path("pararecover-synth", "3"))[:2]
+    assert sv.suite_identity("pararecover-synth", old, {"version": 3})["digest"] == (
+        "379c6ce6e37d14af"
+    )
+    with pytest.raises(ValueError, match="kept versions: 3, 4 \\(pinned\\)"):
+        load_suite("pararecover-synth", version=1)
+
+
 def test_identity_of_a_pinned_suite_a_variant_a_data_file_and_custom_tasks():
     pin = suite_versions()["toolmaze"]
     tasks = [_task("t1"), _task("t2")]

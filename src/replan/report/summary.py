@@ -46,7 +46,9 @@ def column_notes(summary: dict[str, dict[str, Any]]) -> list[str]:
             "TER, 0-call, AUC-PEC, RR: pooled over every run, P1–P4 included (no NP run to lead "
             "with): a call that carried an injected corrupted value counts as an invalid call."
         )
-    out.append("0-call: share of runs with no tool call (left out of TER and AUC-PEC: no call, no evidence).")
+    out.append(
+        "0-call: share of runs with no tool call (left out of TER and AUC-PEC: no call, no evidence)."
+    )
     if any(r.get("not exposed") for r in rows):
         out.append("not exposed: perturbed runs that never reached the fault (no PRR, no cost).")
     if any("tool-use eff." in r for r in rows):

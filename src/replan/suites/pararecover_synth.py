@@ -882,11 +882,18 @@ def load(
     levels: Iterable[str] | str | None = None,
     limit: int | None = None,
     seed: int = 0,
+    version: str | int | None = None,
 ) -> list[Task]:
     """The ``pararecover-synth`` suite: :func:`generate_synth` (read from the pinned version's
-    frozen file at the default seed and sizes), then ``levels`` and ``limit``."""
+    frozen file at the default seed and sizes), then ``levels`` and ``limit``. ``version``: an
+    earlier version kept as its frozen file (``-S version=3``), at the default seed and sizes."""
     defining = {"seed": int(seed), "n_level1": int(n_level1), "n_level2": int(n_level2)}
-    path = frozen_file(SUITE, defining)
+    older = None if version in (None, "") else str(version)
+    path = frozen_file(SUITE, {**defining, "version": older})
+    if older is not None and path is None:
+        raise ValueError(
+            f"{SUITE} version {older} is kept as its frozen file only: seed 0, 400 + 400"
+        )
     tasks = read_frozen(path) if path is not None else generate_synth(**defining)
     wanted = {lv.upper() for lv in csv_option(levels) or ()}
     if wanted:
