@@ -26,7 +26,7 @@ from replan.env.corpus import load_corpus
 from replan.suites.versions import frozen_path, read_frozen
 
 sys.path.insert(0, str(Path(__file__).parent))
-from toolmaze_accepted import accepts, minimal_accepted_sets, slots_of
+from toolmaze_accepted import accepts, minimal_accepted_sets, slots_of, stored_bindings
 
 FIXED = {
     "convert_timezone",
@@ -183,8 +183,8 @@ def _compare(name: str, level: str | None = None, limit: int | None = None):
         # a set that leaves out a call every valid path makes, or part of one valid path
         skips = [s for s in got if not fixed <= s or any(s < v for v in valid)]
         unlisted = [s for s in got if s not in valid and s not in skips]
-        slots = slots_of(t, specs)
-        rejected = [v for v in valid if not accepts(t, specs, sorted(v), slots)]
+        slots, bound = slots_of(t, specs), stored_bindings(t)
+        rejected = [v for v in valid if not accepts(t, specs, sorted(v), slots, bound=bound)]
         rows.append((t.task_id, unlisted, rejected, undecided, skips))
     return rows
 

@@ -223,6 +223,19 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+def stored_bindings(task: Task) -> dict[tuple[str, str], set[str]]:
+    """(tool, parameter) -> the tools the task's stored plans take that input from."""
+    bound: dict[tuple[str, str], set[str]] = {}
+    for p in task.metadata.get("paths", []):
+        names = {n["id"]: n.get("name") for n in p["plan"]["tasks"]}
+        for n in p["plan"]["tasks"]:
+            for param, v in (n.get("para") or {}).items():
+                if isinstance(v, str) and v.startswith("${"):
+                    src = names.get(v[2:].split(".")[0].rstrip("}"))
+                    bound.setdefault((n.get("name"), param), set()).add(src)
+    return bound
+
+
 def minimal_accepted_sets(
     task: Task, specs: Mapping[str, ToolSpec], *, max_calls: int = 6000
 ) -> tuple[list[frozenset[str]], list[frozenset[str]]]:
@@ -249,14 +262,7 @@ def minimal_accepted_sets(
         ok &= (masks & sum(bit[t] for t in writers.get(rec.collection, ()))) != 0
     cands = masks[ok]
     sizes = np.array([bin(int(m)).count("1") for m in cands], dtype=np.int64)
-    bound: dict[tuple[str, str], set[str]] = {}
-    for p in task.metadata.get("paths", []):
-        names = {n["id"]: n.get("name") for n in p["plan"]["tasks"]}
-        for n in p["plan"]["tasks"]:
-            for param, v in (n.get("para") or {}).items():
-                if isinstance(v, str) and v.startswith("${"):
-                    src = names.get(v[2:].split(".")[0].rstrip("}"))
-                    bound.setdefault((n.get("name"), param), set()).add(src)
+    bound = stored_bindings(task)
     accepted: list[int] = []
     undecided: list[frozenset[str]] = []
     for size in range(1, len(tools) + 1):
