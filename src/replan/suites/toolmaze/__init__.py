@@ -15,9 +15,10 @@ Generation follows ToolMaze §3.3, with deterministic code where the paper uses 
    branch in an action. Sampling is domain-balanced (a primary domain per task, General tools as
    glue, other domains where the kinds chain naturally) and penalises tools already used in the
    level, which keeps tool sets diverse.
-2. **Solution-space enumeration.** Every combination of group chains is a valid path; each is
-   built as a concrete plan and *executed* in a clean world — a task is kept only if all paths run
-   clean. The shortest path (fewest calls, then fewest waves) is s*: ``min_calls`` = c*,
+2. **Solution-space enumeration.** Every combination of group chains is a valid path, the mixed
+   chains of a group too (step-list tasks: :func:`~.assembly.with_mixed_chains`; a goal-level
+   task has none, its reverse validation regenerates it); each is built as a concrete plan and
+   *executed* in a clean world — a task is kept only if all its declared paths run clean. The shortest path (fewest calls, then fewest waves) is s*: ``min_calls`` = c*,
    ``optimal_rounds`` = G (tool-call waves of s*; no response round in this suite).
 3. **Checker and query.** The checker holds what *every* valid path achieves: records created or
    changed (fields whose values agree across paths; tool-generated ids are left out of the match
