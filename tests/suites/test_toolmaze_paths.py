@@ -201,10 +201,11 @@ def test_valid_paths_are_what_the_checker_accepts_on_the_c3_tasks():
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("level", ["C1", "C2", "C3", "C4"])
 @pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided"])
 def test_valid_paths_are_what_the_checker_accepts_on_every_task(name, level):
     """Over every base task of the frozen suite: each valid path is accepted, each accepted
-    tool set that skips no step is a valid path, nothing undecided (2 to 10 minutes a level)."""
+    tool set that skips no step is a valid path, nothing undecided (a few minutes a level on
+    two shared cores; toolmaze-guided C4, up to 21 tools a task, over half an hour)."""
     _assert_complete(_compare(name, level))
