@@ -64,13 +64,13 @@ from typing import Any
 DESIGNS = 4
 
 
-def full_tasks() -> int:
-    """The instances of the suite a run draws by default (``toolmaze``: 1,000 since v3; the
-    issue's 8,000 episodes were its 2,000 instances of v2, now ``toolmaze-guided``)."""
+def full_tasks(suite: str | None = None) -> int:
+    """The instances of ``suite``, or of the suite a run draws by default (``toolmaze``: 1,000
+    since v3; the issue's 8,000 episodes were its 2,000 instances of v2, now ``toolmaze-guided``)."""
     from replan.runner.experiment import RunConfig
     from replan.suites import load_suite
 
-    return len(load_suite(RunConfig().suite))
+    return len(load_suite(suite or RunConfig().suite))
 
 
 def _peak_self_mb() -> float:
@@ -99,11 +99,14 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
             peak["all"] = max(peak.get("all", 0.0), me.memory_info().rss / 2**20 + sum(rss))
 
 
-def phase_run(out: str, limit: int | None, workers: int, concurrency: int) -> dict[str, Any]:
+def phase_run(
+    out: str, limit: int | None, workers: int, concurrency: int, suite: str | None = None
+) -> dict[str, Any]:
     from replan.runner.backends import make_backend
     from replan.runner.experiment import RunConfig, arun
 
-    cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency, workers=workers)
+    picked = {"suite": suite} if suite else {}
+    cfg = RunConfig(limit=limit, per_cell=0, concurrency=concurrency, workers=workers, **picked)
     stop, peak = threading.Event(), {}
     watcher = threading.Thread(target=_watch_workers, args=(stop, peak), daemon=True)
     watcher.start()
@@ -140,9 +143,12 @@ def phase_report(out: str) -> dict[str, Any]:
     return {"wall_s": time.perf_counter() - t0, "peak_mb": _peak_self_mb(), "import_mb": base}
 
 
-def _phase(*args: str) -> dict[str, Any]:
+def _phase(*args: str, options: tuple[str, ...] = ()) -> dict[str, Any]:
     res = subprocess.run(
-        [sys.executable, __file__, "--phase", *args], capture_output=True, text=True, check=False
+        [sys.executable, __file__, *options, "--phase", *args],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if res.returncode != 0:
         raise SystemExit(f"phase {args[0]} failed:\n{res.stderr[-3000:]}")
@@ -151,7 +157,8 @@ def _phase(*args: str) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--limit", type=int, default=None, help="tasks (default: all 2,000)")
+    ap.add_argument("--limit", type=int, default=None, help="tasks (default: all of the suite)")
+    ap.add_argument("--suite", default=None, help="suite (default: the run's default suite)")
     ap.add_argument("--workers", type=int, default=0, help="worker processes (0: one per core)")
     ap.add_argument("--baseline-limit", type=int, default=40, help="tasks, single process")
     ap.add_argument("--concurrency", type=int, default=4)
@@ -162,7 +169,7 @@ def main() -> None:
         if kind == "run":
             out, limit, workers = rest[0], rest[1], int(rest[2])
             lim = None if limit == "all" else int(limit)
-            print(json.dumps(phase_run(out, lim, workers, ns.concurrency)))
+            print(json.dumps(phase_run(out, lim, workers, ns.concurrency, ns.suite)))
         else:
             print(json.dumps(phase_report(rest[0])))
         return
@@ -180,12 +187,14 @@ def main() -> None:
 
     print(f"cores: {os.cpu_count()}, load average {os.getloadavg()[0]:.2f}", flush=True)
     workers = str(ns.workers)
+    # the children run the suite and concurrency asked for here
+    options = ("--concurrency", str(ns.concurrency)) + (("--suite", ns.suite) if ns.suite else ())
     with tempfile.TemporaryDirectory() as tmp:
         small, same, big = (str(Path(tmp) / n) for n in ("one", "workers", "run"))
         # the ratio: the same slice, one process then the workers, back to back
-        base = _phase("run", small, str(ns.baseline_limit), "1")
+        base = _phase("run", small, str(ns.baseline_limit), "1", options=options)
         show(f"slice, 1 process ({ns.baseline_limit} tasks)", base)
-        multi = _phase("run", same, str(ns.baseline_limit), workers)
+        multi = _phase("run", same, str(ns.baseline_limit), workers, options=options)
         show(f"slice, --workers {ns.workers or 'auto'}", multi)
         print(f"workers / 1 process throughput: {multi['rate'] / base['rate']:.2f}x", flush=True)
         # on a loaded machine wall time says little; CPU time per episode does not depend on
@@ -196,14 +205,14 @@ def main() -> None:
             f"CPU per episode, workers / 1 process: "
             f"{multi['cpu_per_episode_ms'] / base['cpu_per_episode_ms']:.2f}x; on {cores} free "
             f"cores the workers would run about {bound:.1f} episodes/s, the whole suite in "
-            f"{full_tasks() * DESIGNS / bound / 60:.1f} min (vs 1 process at most "
+            f"{full_tasks(ns.suite) * DESIGNS / bound / 60:.1f} min (vs 1 process at most "
             f"{1000 / base['cpu_per_episode_ms']:.1f} episodes/s)",
             flush=True,
         )
         limit = "all" if ns.limit is None else str(ns.limit)
-        run = _phase("run", big, limit, workers)
+        run = _phase("run", big, limit, workers, options=options)
         show(f"run, --workers {ns.workers or 'auto'} ({limit} tasks)", run)
-        full = full_tasks() * DESIGNS
+        full = full_tasks(ns.suite) * DESIGNS
         if run["episodes"] < full:
             print(
                 f"whole suite ({full} episodes) at the run's rate: "
