@@ -28,8 +28,9 @@ from replan.core.trace import Call
 from replan.env import task_world
 from replan.env.checker import check
 from replan.env.verifier import types_compatible
+from replan.env.world import MISSING, lookup_path
 
-_NONE = object()
+_NONE = MISSING  # a parameter the query states no value for
 
 
 def output_fields(
@@ -51,17 +52,6 @@ def output_fields(
         elif sub.get("type") == "array" and isinstance(sub.get("items"), Mapping):
             out += output_fields(sub["items"], (*path, "0"))
     return out
-
-
-def _lookup(value: Any, path: Sequence[str]) -> Any:
-    for part in path:
-        if isinstance(value, Mapping) and part in value:
-            value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
-        else:
-            return _NONE
-    return value
 
 
 @dataclass(frozen=True)
@@ -149,7 +139,7 @@ def accepts(
                     args[s.param] = s.stated
                     continue
                 u, path = choice[(t, s.param)]
-                v = _lookup(outputs[u], path)
+                v = lookup_path(outputs[u], path)
                 if v is _NONE:
                     return None
                 args[s.param] = v
