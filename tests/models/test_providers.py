@@ -284,7 +284,7 @@ def test_an_episode_over_its_deadline_ends_with_timeout(serve, tmp_path) -> None
     stub = serve(lambda i: HANG)
     cfg = RunConfig(base_url=stub.base_url, episode_timeout_s=1.0, model_timeout_s=60)
     job = Job(quote_task(), "react", "openai:stub-model", 0)
-    assert isinstance(job.task, Task)
+    assert isinstance(job.task.parse(), Task)
     t0 = time.perf_counter()
 
     async def go():

@@ -9,6 +9,7 @@ import weakref
 
 import pytest
 
+from replan.core.task import PackedTask, Task
 from replan.core.trace import Episode
 from replan.runner import experiment
 from replan.runner.experiment import Job, RunConfig, play
@@ -71,3 +72,38 @@ def test_every_hundredth_scoring_hands_free_heap_back(monkeypatch: pytest.Monkey
     for _ in range(7):
         experiment.score_rows(ep, task)
     assert trims == [0, 0]  # after the 3rd and the 6th
+
+
+def _live_tasks() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, Task))
+
+
+def test_the_driver_holds_its_tasks_packed_and_a_consumer_parses_one(tmp_path, monkeypatch):
+    """A run holds every selected task from start to end: packed (its JSON text), not parsed
+    (7 kB against 33 to 73 kB a task: issue 32 §5, 144 MB of a 2,000-task driver). While the
+    backend runs, no parsed task of the run is alive in the driver; the episode's consumer
+    (playing it, scoring it) parses it, and gets the very task the suite defines."""
+    from replan.evaluators import scoring
+
+    monkeypatch.setattr(scoring, "_WORLDS", type(scoring._WORLDS)())  # other tests' tasks
+    cfg = RunConfig(suite="toolmaze", limit=5, agents=["react", "replanner_loop"], seeds=1)
+    selected = {t.task_id: t for t in experiment.select_tasks(load_suite("toolmaze"), cfg)}
+    before = _live_tasks()
+    seen: dict[str, object] = {}
+
+    class Recording:
+        async def run(self, jobs, cfg, agent, on_done) -> None:
+            seen["alive"] = _live_tasks() - before
+            seen["kinds"] = {type(j.task) for j in jobs}
+            seen["n"] = len(jobs)
+            seen["parsed"] = {j.task.task_id: j.task.parse() for j in jobs}
+            for job in jobs:
+                ep = experiment.failed_episode(job, experiment.EndReason.CRASHED, "not run")
+                on_done(job, ep)
+
+    out = asyncio.run(experiment.arun(cfg, tmp_path, backend=Recording()))
+    assert out.ran == seen["n"] == 10
+    assert seen["alive"] <= 0, f"{seen['alive']} parsed tasks alive in the driver"
+    assert seen["kinds"] == {PackedTask}
+    assert seen["parsed"] == selected  # what a consumer parses is the suite's task

@@ -116,7 +116,7 @@ def take_archived(
         if episode is None or (retry_failed and is_failure(episode)):
             rest.append(job)
             continue
-        why = mismatch(episode, job.task, budgets)
+        why = mismatch(episode, job.task.parse(), budgets)
         if why:
             warn(f"archive: {job.key}: {why}; it runs again")
             rest.append(job)

@@ -153,7 +153,7 @@ def _score(job: Job, ep: Episode, cfg: RunConfig) -> Scored | None:
     scoring failed, and the driver scores it again and records the error; a scoring past the
     episode deadline is recorded as such at once)."""
     try:
-        return score_rows(ep, job.task, cfg.episode_timeout_s)
+        return score_rows(ep, job.task.parse(), cfg.episode_timeout_s)
     except ScoringTimeout as exc:  # scoring it again would only wait as long again
         return unscored(exc)
     except Exception:
