@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from replan.core import linre
+from replan.core.leaves import is_mapping
 
 if TYPE_CHECKING:
     import networkx
@@ -339,12 +340,18 @@ def _split_thought(text: str) -> tuple[str, str]:
     return text[start.end() : end.start()].strip(), text[: start.start()] + text[end.end() :]
 
 
+#: the leaves of a JSON value, told apart before the (slower) container checks
+_SCALARS = (str, int, float, type(None))
+
+
 def _too_deep(value: Any, limit: int = MAX_PLAN_DEPTH) -> bool:
     """Whether lists/objects inside ``value`` nest deeper than ``limit`` (iterative: no recursion)."""
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         v, depth = stack.pop()
-        if isinstance(v, Mapping):
+        if isinstance(v, _SCALARS):
+            continue
+        if is_mapping(v):
             children: Iterable[Any] = v.values()
         elif isinstance(v, (list, tuple)):
             children = v

@@ -42,8 +42,10 @@ from replan.evaluators.stats import N_BOOT, Feedback, mcnemar, paired_bootstrap,
 #: episodes together (task-major jobs), and building a world again costs about as much as a
 #: cache hit (2.7 against 3.1 ms per episode scored, measured), while each entry keeps its task
 #: alive: in a worker process, which gets its tasks in batches, 2,048 entries held every task it
-#: had played (issue 32 §5: the memory of all processes of a --workers 2 run)
-WORLD_CACHE_SIZE = 64
+#: had played (issue 32 §5: the memory of all processes of a --workers 2 run), and 64 held
+#: 4.3 MB of a worker's (``toolmaze-guided``, 64 to 73 kB a task); a worker's batch of 32 jobs
+#: is 8 tasks × 4 designs
+WORLD_CACHE_SIZE = 16
 _WORLDS: OrderedDict[str, tuple[Task, World | None]] = OrderedDict()
 _WORLDS_LOCK = threading.Lock()
 

@@ -241,25 +241,51 @@ class PlausibilityContext:
 
     @classmethod
     def build(
-        cls, texts: Iterable[Any], earlier: Iterable[tuple[ToolSpec | None, Any]] = ()
+        cls,
+        texts: Iterable[Any],
+        earlier: Iterable[tuple[ToolSpec | None, Any]] = (),
+        parts: dict[tuple[int, int], Any] | None = None,
     ) -> PlausibilityContext:
+        """The context of ``texts`` (the request, the call) and ``earlier`` results. ``parts``
+        keeps what each earlier result adds, by identity, for the next context built in the
+        same request: a ReAct request replays its conversation and compares each result with
+        all those before it, so the same results were walked again for every later one."""
         years: set[int] = set()
         for t in texts:
             years |= {int(m.group(1)) for m in _DATE.finditer(_text(t))}
         seen: dict[str, list[float]] = {}
         shapes: dict[str, list[tuple[str, ...]]] = {}
         for spec, value in earlier:
-            for path, leaf in json_leaves(value):
-                if _is_number(leaf) and leaf > 0:
-                    seen.setdefault(_field(path), []).append(float(leaf))
-                key = _id_key(spec, path)
-                if _is_id(f"{_field(path)} {key}", leaf):
-                    shapes.setdefault(key, []).append(_shape(leaf))
+            hit = parts.get((id(spec), id(value))) if parts is not None else None
+            if hit is None or hit[0] is not spec or hit[1] is not value:
+                hit = (spec, value, *_plausibility_part(spec, value))
+                if parts is not None:  # holds ``spec`` and ``value``: no id is reused
+                    parts[(id(spec), id(value))] = hit
+            for name, x in hit[2]:
+                seen.setdefault(name, []).append(x)
+            for key, shape in hit[3]:
+                shapes.setdefault(key, []).append(shape)
         return cls(
             years=tuple(sorted(years)),
             seen={k: tuple(v) for k, v in seen.items()},
             shapes={k: tuple(v) for k, v in shapes.items()},
         )
+
+
+def _plausibility_part(
+    spec: ToolSpec | None, value: Any
+) -> tuple[list[tuple[str, float]], list[tuple[str, tuple[str, ...]]]]:
+    """What one earlier result adds to a context: its positive numbers by field name, and the
+    forms of its identifiers by kind or field name, in document order."""
+    numbers: list[tuple[str, float]] = []
+    shapes: list[tuple[str, tuple[str, ...]]] = []
+    for path, leaf in json_leaves(value):
+        if _is_number(leaf) and leaf > 0:
+            numbers.append((_field(path), float(leaf)))
+        key = _id_key(spec, path)
+        if _is_id(f"{_field(path)} {key}", leaf):
+            shapes.append((key, _shape(leaf)))
+    return numbers, shapes
 
 
 def _text(value: Any) -> str:
@@ -275,16 +301,16 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+@functools.lru_cache(maxsize=8192)
 def _field(path: tuple[str, ...]) -> str:
+    """The last field name of ``path`` (array indices skipped); paths repeat on every
+    observation read, so each is looked at once."""
     names = [p for p in path if not p.isdigit()]
     return names[-1] if names else ""
 
 
 def _kind_at(spec: ToolSpec | None, path: tuple[str, ...]) -> str:
-    if spec is None:
-        return ""
-    schema = spec.output_field_schema(list(path))
-    return str(schema.get("x-kind", "")) if schema else ""
+    return spec.output_field_kind(path) if spec is not None else ""
 
 
 def _id_key(spec: ToolSpec | None, path: tuple[str, ...]) -> str:

@@ -116,6 +116,8 @@ class Turn:
         self.bound = [t.get("function", t).get("name") for t in tools]
         self.view = View(self.query, self.specs, model.corpus.kinds)
         self._intended: Plan | None = None
+        #: what each earlier result adds to a plausibility context, once per result per request
+        self._plaus_parts: dict[tuple[int, int], Any] = {}
 
     # -- randomness and tools --------------------------------------------------------------------
     def rng(self, *purpose: Any) -> random.Random:
@@ -415,7 +417,7 @@ class Turn:
         self, args: Any, earlier: Iterable[tuple[ToolSpec | None, Any]]
     ) -> PlausibilityContext:
         """What the agent compares a result with: the request, the call, earlier results."""
-        return PlausibilityContext.build([self.query, args], earlier)
+        return PlausibilityContext.build([self.query, args], earlier, parts=self._plaus_parts)
 
     # -- alternatives ----------------------------------------------------------------------------
     def alternative(
