@@ -62,6 +62,8 @@ def reference_text(node: str, *path: str) -> str:
 
 def substitute_references(text: str, replace: Callable[[str], str]) -> str:
     """``text`` with every ``${...}`` in it replaced by ``replace(inside of the braces)``."""
+    if "${" not in text:  # most texts hold none: no regex scan (a plan's every string is asked)
+        return text
     return REFERENCE_PATTERN.sub(lambda m: replace(m.group(1)), text)
 
 
@@ -97,7 +99,7 @@ def split_reference(body: str, known_ids: Iterable[str]) -> Reference:
 
 def exact_reference(value: Any, known_ids: Iterable[str]) -> Reference | None:
     """The reference ``value`` *is* (a whole-string ``${...}``), else ``None``."""
-    if isinstance(value, str):
+    if isinstance(value, str) and "${" in value:
         m = _EXACT_REF.match(value.strip())
         if m:
             return split_reference(m.group(1), known_ids)
@@ -109,9 +111,10 @@ def iter_references(value: Any, known_ids: Iterable[str]) -> Iterable[Reference]
     by :func:`split_reference` against ``known_ids``."""
     known = known_ids if isinstance(known_ids, (list, tuple, set, frozenset)) else list(known_ids)
     if isinstance(value, str):
-        for m in REFERENCE_PATTERN.finditer(value):
-            yield split_reference(m.group(1), known)
-    elif isinstance(value, Mapping):
+        if "${" in value:
+            for m in REFERENCE_PATTERN.finditer(value):
+                yield split_reference(m.group(1), known)
+    elif is_mapping(value):
         for v in value.values():
             yield from iter_references(v, known)
     elif isinstance(value, list):
