@@ -14,6 +14,12 @@ the full suite's time extrapolated from the measured rate when ``--limit`` ran a
 
     .venv/bin/python benchmarks/bench_full_suite.py [--limit 200] [--workers 0]
 
+Memory figures are MiB (RSS / 2^20; printed as "MB" before 2026-12-03 19:00, so every "MB" of
+RSS below is MiB). Measured 2026-12-03 at 19:01, tasks held packed by the run (load 2.2 to
+6.2): ``--suite toolmaze-guided --workers 2``, 8,000 episodes in 296.4 s = 4.9 min, 64 ms CPU
+per episode, every process at once 525 MiB RSS (407 MiB PSS); docs/performance.md has the
+steps.
+
 Measured 2026-12-01 at 16:56, after each built-in design's graph was compiled once per run
 instead of once per episode, on 2 cores (load 1.1 at the start, 4.4 during the run): one
 process 14.8 episodes/s on the 160-episode slice (69 ms CPU per episode; 9.0 and about 110 ms
@@ -83,9 +89,11 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
 
     me = psutil.Process()
     cpu: dict[int, float] = peak.setdefault("cpu", {})
+    tick = 0
     while not stop.wait(0.2):
         rss = []
-        for k in me.children(recursive=True):
+        kids = me.children(recursive=True)
+        for k in kids:
             try:
                 rss.append(k.memory_info().rss / 2**20)
                 t = k.cpu_times()
@@ -97,6 +105,13 @@ def _watch_workers(stop: threading.Event, peak: dict[str, Any]) -> None:
             peak["sum"] = max(peak.get("sum", 0.0), sum(rss))
             # every process of the run at the same moment: the driver and its workers
             peak["all"] = max(peak.get("all", 0.0), me.memory_info().rss / 2**20 + sum(rss))
+        tick += 1
+        if rss and tick % 10 == 0:  # PSS (a shared page split between its sharers), every 2 s
+            try:
+                pss = sum(p.memory_full_info().pss for p in [me, *kids]) / 2**20
+            except (psutil.Error, AttributeError):
+                continue
+            peak["all_pss"] = max(peak.get("all_pss", 0.0), pss)
 
 
 def phase_run(
@@ -128,6 +143,7 @@ def phase_run(
         "worker_mb": peak.get("max", 0.0),
         "workers_sum_mb": peak.get("sum", 0.0),
         "all_mb": peak.get("all", _peak_self_mb()),
+        "all_pss_mb": peak.get("all_pss", 0.0),
     }
 
 
@@ -177,9 +193,9 @@ def main() -> None:
     def show(name: str, r: dict[str, Any]) -> None:
         print(
             f"{name}: {r['episodes']} episodes ({r['failures']} failed) in {r['wall_s']:.1f} s ="
-            f" {r['rate']:.1f} episodes/s; peak RSS driver {r['driver_mb']:.0f} MB, largest "
-            f"worker {r['worker_mb']:.0f} MB (all workers {r['workers_sum_mb']:.0f} MB, all "
-            f"processes at once {r['all_mb']:.0f} MB); CPU "
+            f" {r['rate']:.1f} episodes/s; peak RSS (MiB) driver {r['driver_mb']:.0f}, largest "
+            f"worker {r['worker_mb']:.0f} (all workers {r['workers_sum_mb']:.0f}, all "
+            f"processes at once {r['all_mb']:.0f}; their PSS {r['all_pss_mb']:.0f}); CPU "
             f"{r['cpu_per_episode_ms']:.0f} ms per episode (driver {r['driver_cpu_s']:.0f} s, "
             f"workers {r['workers_cpu_s']:.0f} s); load {os.getloadavg()[0]:.1f}",
             flush=True,
@@ -228,12 +244,12 @@ def main() -> None:
     for n, r in reps:
         print(
             f"summary + report of {n} episodes: {r['wall_s']:.1f} s, peak RSS "
-            f"{r['peak_mb']:.0f} MB ({r['import_mb']:.0f} MB after imports)"
+            f"{r['peak_mb']:.0f} MiB ({r['import_mb']:.0f} MiB after imports)"
         )
     (n1, r1), (n2, r2) = reps
     if n2 > n1:
         grow = (r2["peak_mb"] - r1["peak_mb"]) / (n2 - n1)
-        print(f"report peak RSS growth: {grow * 1024:.1f} kB per episode")
+        print(f"report peak RSS growth: {grow * 1024:.1f} KiB per episode")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
