@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from replan.core import linre
-from replan.core.leaves import scalar_leaves
+from replan.core.leaves import json_leaves, scalar_leaves
 from replan.core.plan import RESPONSE
 from replan.core.task import (
     Checker,
@@ -59,6 +59,15 @@ def reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
     return bool(kind) and kind not in corpus_index().literal
 
 
+def yielders(run: PathRun, value: Any) -> list[str]:
+    """The calls of ``run`` whose output states ``value`` anywhere (every array item)."""
+    return [
+        nid
+        for nid, out in run.outputs.items()
+        if any(same_value(value, x) for _, x in json_leaves(out) if x is not None)
+    ]
+
+
 def derive_checker(
     runs: list[PathRun],
     initial: WorldState,
@@ -79,8 +88,7 @@ def derive_checker(
             where = {
                 f: v
                 for f, v in rec.items()
-                if not (isinstance(v, str) and v in created_keys)
-                and not isinstance(v, (dict, list))
+                if not any(isinstance(x, str) and x in created_keys for _, x in json_leaves(v))
             }
             for ch in changes[1:]:
                 best = max(
@@ -123,11 +131,22 @@ def derive_checker(
             rank = 0 if isinstance(v, float) else 1 if isinstance(v, int) else 2
             cands.append((rank, v, f"{spec_tool}:{'.'.join(path)}"))
         cands.sort(key=lambda x: x[0])
-    # a final call without effects is only there for its result: one of its facts is required
+    # a final call without effects is only there for its result: one of its facts is required,
+    # and one that no other call of any path yields (else a run that skips the call passes)
     for nid, cands in per_sink.items():
         if tools_effects.get(star.plan.node(nid).tool or ""):
             continue
-        fresh = [c for c in cands if not any(same_value(c[1], f) for f, _ in facts)]
+        own = [c for c in cands if all(len(yielders(r, c[1])) == 1 for r in runs)]
+        if not own:
+            return (
+                None,
+                [],
+                (
+                    f"final call {star.plan.node(nid).tool} yields no checkable fact "
+                    "that only it yields"
+                ),
+            )
+        fresh = [c for c in own if not any(same_value(c[1], f) for f, _ in facts)]
         if not fresh:
             return None, [], f"final call {star.plan.node(nid).tool} yields no checkable fact"
         facts.append((fresh[0][1], fresh[0][2]))

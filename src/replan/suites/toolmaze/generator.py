@@ -9,7 +9,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from replan.core.leaves import scalar_leaves
-from replan.core.plan import RESPONSE, ROOT, Plan, PlanNode, exact_reference, reference_text
+from replan.core.plan import (
+    RESPONSE,
+    ROOT,
+    Plan,
+    PlanNode,
+    exact_reference,
+    iter_references,
+    reference_text,
+)
 from replan.core.task import (
     MODES,
     Checker,
@@ -31,6 +39,7 @@ from replan.env.perturb import (
     plan_implicit,
 )
 from replan.env.recovery_cost import min_calls
+from replan.env.verifier import types_compatible
 from replan.env.world import MISSING, World, WorldState, lookup_path, stable_seed
 from replan.suites.toolmaze.assembly import (
     Builder,
@@ -51,7 +60,7 @@ from replan.suites.toolmaze.goal import (
     reverse_validate,
     write_goal_query,
 )
-from replan.suites.toolmaze.index import corpus_index, group_kind
+from replan.suites.toolmaze.index import corpus_index, group_kind, walk_outputs
 from replan.suites.toolmaze.levels import (
     C4_GOAL_TOTAL,
     C4_MAX,
@@ -906,6 +915,9 @@ class Generator:
             checker = checker.model_copy(
                 update={"required_facts": [*checker.required_facts, extra[0]]}
             )
+        problem = self._bypassable_step(runs, literal_values, effects, checker, world_seed)
+        if problem:
+            return problem
         goal_spec = None
         if self.queries == "goal":
             got = self._goal_query(base_id, domain, units, plans, facts)
@@ -1257,6 +1269,112 @@ class Generator:
         if star_victim not in out:
             raise GenerationError(f"{base.base_id}: no implicit corruption for {star_victim}")
         return out
+
+    def _bypassable_step(
+        self,
+        runs: Sequence[PathRun],
+        literal_values: Mapping[str, Any],
+        effects: Mapping[str, bool],
+        checker: Checker,
+        world_seed: int,
+    ) -> str | None:
+        """A call without effects that a path can do without: its consumers take an input of
+        the same kind from the query or from another call of the path that does not depend on
+        it, the path runs clean and the checker accepts it. Such a run makes no valid path and
+        passes, so the task would not pin the step (issue 29 §3): it is regenerated."""
+        probe = Task(task_id="probe", suite=SUITE, query="", tools=[], checker=checker)
+        stated: dict[str, list[Any]] = {}
+        for key, v in literal_values.items():
+            tool, _, param = key.partition(".")
+            kind = (self.corpus.tools[tool].param_schema(param) or {}).get("x-kind")
+            if kind and not any(same_value(v, x) for x in stated.get(kind, [])):
+                stated.setdefault(kind, []).append(v)
+        seen: set[tuple[str, ...]] = set()
+        for r in runs:
+            plan = r.plan
+            ids = [n.id for n in plan.call_nodes]
+            for n in plan.call_nodes:
+                if effects.get(n.tool or "") or n.id not in r.outputs:
+                    continue
+                uses = [
+                    (c.id, p)
+                    for c in plan.call_nodes
+                    for p, v in c.args.items()
+                    if any(ref.node == n.id for ref in iter_references(v, ids))
+                ]
+                key = (n.tool or "", *sorted(f"{plan.node(c).tool}.{p}" for c, p in uses))
+                if not uses or key in seen:
+                    continue  # a final call: derive_checker requires a fact only it yields
+                seen.add(key)
+                below = plan.descendants(n.id) | {n.id}
+                options = []
+                for c, p in uses:
+                    consumer = plan.node(c)
+                    if exact_reference(consumer.args[p], ids) is None:
+                        break  # the result is written into a text: no other source fits it
+                    got = self._sources(consumer.tool or "", p, plan, below, stated)
+                    if not got:
+                        break
+                    options.append(got[:4])
+                else:
+                    for combo in itertools.islice(itertools.product(*options), 8):
+                        variant = _without_node(plan, n.id, dict(zip(uses, combo, strict=True)))
+                        run = self.run(variant, world_seed)
+                        if not run.ok:
+                            continue
+                        answer = answer_from_outputs(run.outputs, list(run.outputs))
+                        if check(probe, run.state, answer).success:
+                            return f"a path without its call {n.tool} passes the checker"
+        return None
+
+    def _sources(
+        self,
+        consumer: str,
+        param: str,
+        plan: Plan,
+        excluded: set[str],
+        stated: Mapping[str, list[Any]],
+    ) -> list[tuple[str | None, Any]]:
+        """Where ``consumer.param`` could take a value of its kind from instead: the query's
+        values of that kind (``(None, value)``), then the fields of that kind in the outputs of
+        the calls of ``plan`` outside ``excluded`` (``(node id, field path)``)."""
+        sch = self.corpus.tools[consumer].param_schema(param) or {}
+        kind = sch.get("x-kind")
+        if not kind:
+            return []
+        out: list[tuple[str | None, Any]] = [(None, v) for v in stated.get(str(kind), [])]
+        for m in plan.call_nodes:
+            if m.id in excluded or m.tool == consumer:
+                continue
+            for o in walk_outputs(self.corpus.tools[m.tool or ""].returns):
+                if o.kind == kind and types_compatible(o.schema, sch):
+                    out.append((m.id, o.path))
+        return out
+
+
+def _without_node(
+    plan: Plan, node_id: str, sources: Mapping[tuple[str, str], tuple[str | None, Any]]
+) -> Plan:
+    """``plan`` without the call ``node_id``: each of its uses ``(consumer, parameter)`` takes
+    (ids) takes the value or the ``(node id, field path)`` reference ``sources`` gives it."""
+    nodes = []
+    for n in plan.nodes:
+        if n.id == node_id:
+            continue
+        args = dict(n.args)
+        deps = [d for d in n.deps if d != node_id]
+        for (c, p), (src, what) in sources.items():
+            if c != n.id:
+                continue
+            if src is None:
+                args[p] = what
+            else:
+                args[p] = reference_text(src, *what)
+                deps.append(src)
+        if n.id != ROOT and not deps:
+            deps = [ROOT]
+        nodes.append(n.model_copy(update={"args": args, "deps": list(dict.fromkeys(deps))}))
+    return plan.model_copy(update={"nodes": nodes})
 
 
 def _idle_step(plan: Plan, effects: Mapping[str, bool]) -> str | None:
