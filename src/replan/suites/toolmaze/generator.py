@@ -91,6 +91,10 @@ def _pick(table: Mapping[int, float], rng: random.Random) -> int:
     return list(table)[-1]
 
 
+#: structures tried per base task before generation gives up, per query style
+ATTEMPTS = {"guided": 400, "goal": 800}
+
+
 class Generator:
     """Deterministic generator of ToolMaze-style base tasks over a corpus."""
 
@@ -784,7 +788,7 @@ class Generator:
         base_id = instance_id(level, index)
         last_error = "no structure found"
         self._failures = Counter()  # groups that did not fit this task
-        for attempt in range(160 if self.queries == "guided" else 400):
+        for attempt in range(ATTEMPTS[self.queries]):
             rng = random.Random(stable_seed(SUITE, self.seed, level, index, attempt))
             lit = Literals(self.ix, rng.randrange(10_000))
             self._chosen = []
@@ -1346,7 +1350,7 @@ class Generator:
         for m in plan.call_nodes:
             if m.id in excluded or m.tool == consumer:
                 continue
-            for o in walk_outputs(self.corpus.tools[m.tool or ""].returns):
+            for o in walk_outputs(self.corpus.tools[m.tool or ""].returns, optional=True):
                 if o.kind == kind and types_compatible(o.schema, sch):
                     out.append((m.id, o.path))
         return out

@@ -52,9 +52,12 @@ class ToolInfo:
         return {o.kind for o in self.outs}
 
 
-def walk_outputs(schema: Any, prefix: tuple[str, ...] = (), depth: int = 0) -> list[OutField]:
+def walk_outputs(
+    schema: Any, prefix: tuple[str, ...] = (), depth: int = 0, *, optional: bool = False
+) -> list[OutField]:
     """The required output fields of a JSON Schema that carry an ``x-kind`` (nested objects and
-    element 0 of arrays, 4 levels deep), plainest first: what a later call can consume."""
+    element 0 of arrays, 4 levels deep), plainest first: what a later call can consume.
+    ``optional``: the fields an output may leave out too (what an agent may still use)."""
     out: list[OutField] = []
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
@@ -63,18 +66,18 @@ def walk_outputs(schema: Any, prefix: tuple[str, ...] = (), depth: int = 0) -> l
     for name, sub in props.items():
         if not isinstance(sub, Mapping):
             continue
-        if isinstance(required, list) and name not in required:
+        if not optional and isinstance(required, list) and name not in required:
             continue  # an optional field may be absent: nothing can rely on it
         path = (*prefix, str(name))
         if sub.get("x-kind"):
             out.append(OutField(path, str(sub["x-kind"]), sub))
         if depth < 4:
             if sub.get("type") == "object":
-                out.extend(walk_outputs(sub, path, depth + 1))
+                out.extend(walk_outputs(sub, path, depth + 1, optional=optional))
             elif sub.get("type") == "array" and isinstance(sub.get("items"), Mapping):
                 # element 0 of a list: used only when nothing plainer fits (see ``_latest``),
                 # and kept only if every path runs clean
-                out.extend(walk_outputs(sub["items"], (*path, "0"), depth + 1))
+                out.extend(walk_outputs(sub["items"], (*path, "0"), depth + 1, optional=optional))
     out.sort(key=lambda o: ("0" in o.path, len(o.path)))
     return out
 
