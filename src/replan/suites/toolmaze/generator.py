@@ -1306,11 +1306,14 @@ class Generator:
                     for p, v in c.args.items()
                     if any(ref.node == n.id for ref in iter_references(v, ids))
                 ]
-                key = (n.tool or "", *sorted(f"{plan.node(c).tool}.{p}" for c, p in uses))
-                if not uses or key in seen:
+                if not uses:
                     continue  # a final call: derive_checker requires a fact only it yields
-                seen.add(key)
                 below = plan.descendants(n.id) | {n.id}
+                others = frozenset(m.tool for m in plan.call_nodes if m.id not in below)
+                key = (n.tool or "", others, *sorted(f"{plan.node(c).tool}.{p}" for c, p in uses))
+                if key in seen:
+                    continue  # the same call with the same other sources on another path
+                seen.add(key)
                 options = []
                 for c, p in uses:
                     consumer = plan.node(c)
