@@ -1293,7 +1293,7 @@ class Generator:
             kind = (self.corpus.tools[tool].param_schema(param) or {}).get("x-kind")
             if kind and not any(same_value(v, x) for x in stated.get(kind, [])):
                 stated.setdefault(kind, []).append(v)
-        seen: set[tuple[str, ...]] = set()
+        seen: set[tuple[Any, ...]] = set()
         for r in runs:
             plan = r.plan
             ids = [n.id for n in plan.call_nodes]
