@@ -8,7 +8,7 @@ from typing import Any
 
 from replan.core import linre
 from replan.core.leaves import json_leaves, scalar_leaves
-from replan.core.plan import RESPONSE
+from replan.core.plan import RESPONSE, Plan
 from replan.core.task import (
     Checker,
     RequiredRecord,
@@ -57,6 +57,12 @@ def reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
         return False
     kind = sch.get("x-kind")
     return bool(kind) and kind not in corpus_index().literal
+
+
+def final_calls(plan: Plan) -> list[str]:
+    """The calls of ``plan`` no other call depends on (their results go to the answer)."""
+    g = plan.graph()
+    return [n.id for n in plan.call_nodes if not (set(g.successors(n.id)) - {RESPONSE})]
 
 
 def yielders(run: PathRun, value: Any) -> list[str]:
@@ -108,8 +114,7 @@ def derive_checker(
             required.append(RequiredRecord(collection=col, where=where, mention_key=created))
     # facts: scalar results of s*'s final calls that every path also returns
     star = runs[0]
-    g = star.plan.graph()
-    sinks = [n.id for n in star.plan.call_nodes if not (set(g.successors(n.id)) - {RESPONSE})]
+    sinks = final_calls(star.plan)
     literals = [v for v in literal_values.values()]
     others = [[v for nid in r.outputs for _, v in scalar_leaves(r.outputs[nid])] for r in runs[1:]]
     facts: list[tuple[Any, str]] = []
@@ -132,11 +137,18 @@ def derive_checker(
             cands.append((rank, v, f"{spec_tool}:{'.'.join(path)}"))
         cands.sort(key=lambda x: x[0])
     # a final call without effects is only there for its result: one of its facts is required,
-    # and one that no other call of any path yields (else a run that skips the call passes)
+    # and one that no other call of s* and no earlier call of any path yields (else a run that
+    # skips the call, or takes the fact from another path's earlier call, passes)
+    finals = [set(final_calls(r.plan)) for r in runs]
     for nid, cands in per_sink.items():
         if tools_effects.get(star.plan.node(nid).tool or ""):
             continue
-        own = [c for c in cands if all(len(yielders(r, c[1])) == 1 for r in runs)]
+        own = [
+            c
+            for c in cands
+            if yielders(star, c[1]) == [nid]
+            and all(set(yielders(r, c[1])) <= f for r, f in zip(runs, finals, strict=True))
+        ]
         if not own:
             return (
                 None,

@@ -1317,14 +1317,18 @@ class Generator:
                 options = []
                 for c, p in uses:
                     consumer = plan.node(c)
-                    if exact_reference(consumer.args[p], ids) is None:
+                    ref = exact_reference(consumer.args[p], ids)
+                    if ref is None:
                         break  # the result is written into a text: no other source fits it
                     got = self._sources(consumer.tool or "", p, plan, below, stated)
                     if not got:
                         break
-                    options.append(got[:4])
+                    # a source of the very value the call passed on first: the likeliest pass
+                    was = lookup_path(r.outputs.get(ref.node), ref.path)
+                    got.sort(key=lambda src: not _gives(src, r.outputs, was))
+                    options.append(got[:6])
                 else:
-                    for combo in itertools.islice(itertools.product(*options), 8):
+                    for combo in itertools.islice(itertools.product(*options), 12):
                         variant = _without_node(plan, n.id, dict(zip(uses, combo, strict=True)))
                         run = self.run(variant, world_seed)
                         if not run.ok:
@@ -1357,6 +1361,14 @@ class Generator:
                 if o.kind == kind and types_compatible(o.schema, sch):
                     out.append((m.id, o.path))
         return out
+
+
+def _gives(source: tuple[str | None, Any], outputs: Mapping[str, Any], value: Any) -> bool:
+    """Whether a ``(node id, field path)`` source gives ``value`` in ``outputs`` (a stated
+    value, ``(None, value)``: whether it is that value)."""
+    node, what = source
+    got = what if node is None else lookup_path(outputs.get(node), what)
+    return got is not MISSING and value is not MISSING and same_value(got, value)
 
 
 def _without_node(
