@@ -182,9 +182,7 @@ def _compare(name: str, level: str | None = None, limit: int | None = None):
         got, undecided = minimal_accepted_sets(t, specs)
         # a set that is no valid path and leaves out a call every valid path makes, or is part
         # of one valid path: a run of it passes the checker without a valid path
-        skips = [
-            s for s in got if s not in valid and (not fixed <= s or any(s < v for v in valid))
-        ]
+        skips = [s for s in got if s not in valid and (not fixed <= s or any(s < v for v in valid))]
         unlisted = [s for s in got if s not in valid and s not in skips]
         slots, bound = slots_of(t, specs), stored_bindings(t)
         rejected = [v for v in valid if not accepts(t, specs, sorted(v), slots, bound=bound)]

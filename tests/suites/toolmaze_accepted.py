@@ -196,8 +196,10 @@ def accepts(
         if got is None:
             continue
         state, outputs = got
+        # every result, each under its field's name (array positions left out: "daily.13.kwh"
+        # would state a 13 no call returned)
         answer = "Done. " + "; ".join(
-            f"{'.'.join(map(str, p))}: {v}"
+            f"{next((k for k in reversed(p) if not k.isdigit()), t)}: {v}"
             for t in order
             for p, v in json_leaves(outputs[t])
             if v is not None
