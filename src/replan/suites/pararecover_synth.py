@@ -58,6 +58,8 @@ from replan.env.world import ExecResult, World, WorldState, stable_seed
 from replan.suites.pararecover import PROTOCOL_BUDGETS, error_type_views
 from replan.suites.suite import csv_option, suite
 from replan.suites.toolmaze import generate
+from replan.suites.toolmaze.frozen import read_frozen_suite
+from replan.suites.toolmaze.levels import GUIDED, LEVELS, PER_LEVEL
 from replan.suites.versions import frozen_file, read_frozen, read_frozen_stats
 
 SUITE = "pararecover-synth"
@@ -664,8 +666,14 @@ def generate_synth(
     a slot no task can host is dropped (``stats`` reports the realised counts).
     """
 
+    # the base tasks: toolmaze-guided's frozen NP instances when they are the ones the
+    # generator would give (the pinned seed and the shipped corpus), else generated (minutes)
+    bases = None
+    if corpus is None:
+        bases = read_frozen_suite(toolmaze_seed, LEVELS, ["NP"], PER_LEVEL, name=GUIDED)
     corpus = corpus or load_corpus()
-    bases = generate(seed=toolmaze_seed, modes=["NP"], corpus=corpus)
+    if bases is None:
+        bases = generate(seed=toolmaze_seed, modes=["NP"], corpus=corpus)
     rng = random.Random(stable_seed(SUITE, seed))
     order = list(range(len(bases)))
     rng.shuffle(order)
