@@ -1284,10 +1284,13 @@ class Generator:
         checker: Checker,
         world_seed: int,
     ) -> str | None:
-        """A call without effects that a path can do without: its consumers take an input of
-        the same kind from the query or from another call of the path that does not depend on
-        it, the path runs clean and the checker accepts it. Such a run makes no valid path and
-        passes, so the task would not pin the step (issue 29 §3): it is regenerated."""
+        """A call that a path can do without: its consumers (if any) take an input of the same
+        kind from the query or from another call of the path that does not depend on it, the
+        path runs clean and the checker accepts it. Such a run makes no valid path and passes,
+        so the task would not pin the step (issue 29 §3): it is regenerated. (A final call with
+        effects is dropped as it is: alternatives that write different collections leave its
+        record unchecked. A final call without effects is derive_checker's: a fact only it
+        yields.)"""
         probe = Task(task_id="probe", suite=SUITE, query="", tools=[], checker=checker)
         stated: dict[str, list[Any]] = {}
         for key, v in literal_values.items():
@@ -1296,11 +1299,12 @@ class Generator:
             if kind and not any(same_value(v, x) for x in stated.get(kind, [])):
                 stated.setdefault(kind, []).append(v)
         seen: set[tuple[Any, ...]] = set()
+        paths = {frozenset(r.tools) for r in runs}
         for r in runs:
             plan = r.plan
             ids = [n.id for n in plan.call_nodes]
             for n in plan.call_nodes:
-                if effects.get(n.tool or "") or n.id not in r.outputs:
+                if n.id not in r.outputs:
                     continue
                 uses = [
                     (c.id, p)
@@ -1308,8 +1312,10 @@ class Generator:
                     for p, v in c.args.items()
                     if any(ref.node == n.id for ref in iter_references(v, ids))
                 ]
-                if not uses:
-                    continue  # a final call: derive_checker requires a fact only it yields
+                if not uses and not effects.get(n.tool or ""):
+                    continue  # a final call without effects: derive_checker's own fact
+                if frozenset(m.tool for m in plan.call_nodes if m.id != n.id) in paths:
+                    continue  # the path without it is another valid path
                 below = plan.descendants(n.id) | {n.id}
                 others = frozenset(m.tool for m in plan.call_nodes if m.id not in below)
                 key = (n.tool or "", others, *sorted(f"{plan.node(c).tool}.{p}" for c, p in uses))
