@@ -236,6 +236,11 @@ class Plan(BaseModel):
         """Topological generations of the whole DAG (root first), ids sorted within a layer."""
         return [sorted(layer, key=_id_key) for layer in _nx().topological_generations(self.graph())]
 
+    def final_calls(self) -> list[str]:
+        """Ids of the calls no other call depends on: their results go to the answer."""
+        g = self.graph()
+        return [n.id for n in self.call_nodes if not (set(g.successors(n.id)) - {RESPONSE})]
+
     def call_layers(self) -> list[list[str]]:
         """Waves of tool calls if every call ran as early as its deps allow."""
         calls = {n.id for n in self.call_nodes}

@@ -8,7 +8,6 @@ from typing import Any
 
 from replan.core import linre
 from replan.core.leaves import json_leaves, scalar_leaves
-from replan.core.plan import RESPONSE, Plan
 from replan.core.task import (
     Checker,
     RequiredRecord,
@@ -57,12 +56,6 @@ def reportable_text(value: str, tool: str, path: tuple[str, ...]) -> bool:
         return False
     kind = sch.get("x-kind")
     return bool(kind) and kind not in corpus_index().literal
-
-
-def final_calls(plan: Plan) -> list[str]:
-    """The calls of ``plan`` no other call depends on (their results go to the answer)."""
-    g = plan.graph()
-    return [n.id for n in plan.call_nodes if not (set(g.successors(n.id)) - {RESPONSE})]
 
 
 def yielders(run: PathRun, value: Any) -> list[str]:
@@ -114,7 +107,7 @@ def derive_checker(
             required.append(RequiredRecord(collection=col, where=where, mention_key=created))
     # facts: scalar results of s*'s final calls that every path also returns
     star = runs[0]
-    sinks = final_calls(star.plan)
+    sinks = star.plan.final_calls()
     literals = [v for v in literal_values.values()]
     others = [[v for nid in r.outputs for _, v in scalar_leaves(r.outputs[nid])] for r in runs[1:]]
     facts: list[tuple[Any, str]] = []
@@ -139,7 +132,7 @@ def derive_checker(
     # a final call without effects is only there for its result: one of its facts is required,
     # and one that no other call of s* and no earlier call of any path yields (else a run that
     # skips the call, or takes the fact from another path's earlier call, passes)
-    finals = [set(final_calls(r.plan)) for r in runs]
+    finals = [set(r.plan.final_calls()) for r in runs]
     for nid, cands in per_sink.items():
         if tools_effects.get(star.plan.node(nid).tool or ""):
             continue

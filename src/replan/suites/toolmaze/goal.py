@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from replan.core.plan import RESPONSE, Plan, exact_reference
+from replan.core.plan import Plan, exact_reference
 from replan.core.tools import ToolSpec
 from replan.suites.toolmaze.index import CorpusIndex, group_kind, walk_outputs
 
@@ -215,11 +215,11 @@ def goal_kinds(
     it creates, else its first output field -- of a kind the query does not state and no other
     call of the plan yields (``None`` when a final call has none: the task cannot be asked for
     by its goals); actions first."""
-    g = plan.graph()
     calls = [n.tool or "" for n in plan.call_nodes]
+    finals = set(plan.final_calls())
     out: list[tuple[str, bool]] = []
     for n in plan.call_nodes:
-        if set(g.successors(n.id)) - {RESPONSE}:
+        if n.id not in finals:
             continue
         spec = ix.tools[n.tool or ""].spec
         others = {
