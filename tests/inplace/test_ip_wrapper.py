@@ -19,6 +19,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from replan.core.taxonomy import VerdictCode
 from replan.core.trace import Call
 from replan.env.tool_wrapper import FaultSession, activate, check_call
+from replan.inplace.traces import classify_result
 from replan.inplace import (
     FaultInjectionMiddleware,
     FaultSchedule,
@@ -187,6 +188,36 @@ def test_a_tool_error_message_is_an_invalid_call() -> None:
         step.verdict.code is VerdictCode.INVALID_VALUE
         and "rate service down" in step.verdict.message
     )
+
+
+#: tool results and whether each is the tool rejecting its call, worked out by hand from the
+#: rules in docs (an opening like an error, an HTTP error line, a one-liner "not found", a JSON
+#: error field, an error status, success false); an empty result or an answer is no rejection
+RESULTS_BY_HAND = [
+    ("[]", False),
+    ("No flights found for that date.", False),
+    ('[{"id": "X6", "status": "scheduled"}]', False),
+    ("Invalid new flight ID provided.", True),
+    ("Flight X3 not found", True),
+    ("404 Not Found", True),
+    ('{"error": "seat map locked"}', True),
+    ('{"status": "failed", "detail": "card declined"}', True),
+    ('{"success": false}', True),
+]
+
+
+@pytest.mark.parametrize(("output", "rejected"), RESULTS_BY_HAND)
+def test_a_live_call_and_its_trace_read_the_result_alike(output: str, rejected: bool) -> None:
+    """In place, the call's verdict says rejected exactly when trace scoring reads the same
+    result as an error (one set of rules: before, a live "Flight X3 not found" was a success
+    and the same line in a trace an error)."""
+    session = FaultSession()
+    pending = session.begin(shop.usd_to_eur, Call(tool="usd_to_eur", args={"amount": 1}))
+    session.finish(pending, output)
+    (step,) = session.steps
+    assert step.verdict.ok is not rejected
+    msg = ToolMessage(content=output, tool_call_id="x")
+    assert classify_result(msg, "usd_to_eur").error is rejected
 
 
 def test_the_wrapper_works_on_replans_own_corpus_tools() -> None:

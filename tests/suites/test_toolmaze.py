@@ -334,6 +334,15 @@ def test_a_fact_matches_only_as_a_whole_value():
     assert mentions("about 42km away", 42)  # a unit may touch a number
     assert not mentions("on 2026-12-03", 12)  # part of a date, not the number 12
     assert not mentions("at 16:37", 37)
+    # a number inside a generated id is no statement of it (guided C4-042 of v4 passed a run
+    # without its forecast call: the pop of 80 was "in" the created DOC-80AB46D1)
+    assert not mentions("Saved as DOC-80AB46D1.", 80)
+    assert not mentions("Saved as DOC-80AB46D1.", 46)
+    assert not mentions("card pm_Hn7wMc5454", 5454)
+    assert not mentions("ticket x80", 80)
+    assert mentions("Rain is likely (80%).", 80)
+    assert mentions("pop: 80", 80)
+    assert mentions("low of -3.3 C", -3.3)
 
 
 def test_an_answer_with_the_injected_value_is_never_a_success():

@@ -9,7 +9,8 @@ every record marked ``mention_key``).
 A tool set is *accepted* when some binding of its calls runs clean in the task's world and the
 checker accepts the final state with an answer that states every result: each required input
 takes the stated value when the task states one for it, else the output of another tool of the
-set with the same kind and a compatible type (every acyclic choice is tried). The *minimal*
+set with the same kind and a compatible type (every acyclic choice is tried), the calls in the
+order the task lists its tools where data flow allows. The *minimal*
 accepted sets (no accepted proper subset) are what a valid path is: compared with the task's
 ``valid_paths`` as sets of tools.
 """
@@ -114,6 +115,11 @@ def accepts(
     kind in ``chosen`` is tried. This keeps the search small without deciding which sets are
     accepted: the sets are every subset of the listed tools."""
     bound = bound or {}
+    # calls run in the order the task lists its tools, where data flow allows: an order a state
+    # needs (send an invoice before marking it paid) is no data dependency, and the listed order
+    # is s*'s (guided C4-060 of v4: alphabetical order marked the invoice paid before sending it)
+    rank = {t: i for i, t in enumerate(task.tools)}
+    chosen = sorted(chosen, key=lambda t: rank.get(t, len(rank)))
     free: list[Slot] = []
     for t in chosen:
         for s in slots[t]:

@@ -71,6 +71,22 @@ def _digit_glued(text: str, i: int, towards: int) -> bool:
     return text[i] in _JOINERS and 0 <= j < len(text) and text[j].isdigit()
 
 
+def _id_glued(text: str, start: int, end: int) -> bool:
+    """Whether the number ``text[start:end]`` is a piece of an identifier: a letter touches it
+    on the left, or a ``-``/``_`` after an alphanumeric (``DOC-80AB46D1``, ``x80``), or letters
+    followed by a digit touch it on the right (``80AB46D1``). A unit alone (``42km``, ``80%``)
+    leaves it a number."""
+    before = text[start - 1] if start > 0 else ""
+    if before.isalpha():
+        return True
+    if before in "-_" and start > 1 and text[start - 2].isalnum():
+        return True
+    i = end
+    while i < len(text) and text[i].isalpha():
+        i += 1
+    return i > end and i < len(text) and text[i].isdigit()
+
+
 _NUMBER = linre.compile(r"-?\d[\d,]*(?:\.\d+)?")
 
 
@@ -84,6 +100,8 @@ def _numbers(answer: str, unsigned: bool) -> tuple[float, ...]:
         start = m.start() + (1 if unsigned and m.group().startswith("-") else 0)
         if _digit_glued(answer, start - 1, -1) or _digit_glued(answer, m.end(), 1):
             continue  # part of a longer value: a date, a time, a version, an id
+        if _id_glued(answer, m.start(), m.end()):
+            continue  # a piece of a generated id: DOC-80AB46D1 states no 80
         try:
             out.append(float(answer[start : m.end()].replace(",", "")))
         except ValueError:

@@ -212,12 +212,41 @@ def observed(output: Any) -> Any:
 
 #: How a tool that returns instead of raising says it did not do what was asked: text that
 #: opens like a rejection or an error ("Error: no such column", "Invalid new flight ID
-#: provided.", "Not permitted to reschedule ..."), or a JSON object with an ``error`` field.
+#: provided.", "Not permitted to reschedule ..."), an HTTP error status line ("404 Not Found"),
+#: or a one-liner saying "not found" ("No user found with id 7" does not; "User 7 not found"
+#: does); a JSON object that sets ``error``, an error ``status`` or ``success``/``ok`` false.
+#: One set of rules for a live call (:func:`rejection`) and a recorded one
+#: (``replan.inplace.traces.classify_result``).
 REJECTION = linre.compile(
     r"\s*(error|exception|traceback|invalid|not permitted|not allowed|forbidden|"
     r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
     linre.I,
 )
+_HTTP_STATUS = linre.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
+_NOT_FOUND = linre.compile(r"\bnot found\b", linre.I)
+
+
+def error_field(obj: Mapping[str, Any]) -> str | None:
+    """The error a JSON object reports (``error`` set, an error ``status``, ``success: false``)."""
+    detail = obj.get("message") or obj.get("detail")
+    for key in ("error", "errors"):
+        if obj.get(key):
+            return str(detail or obj[key])
+    status = obj.get("status")
+    if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
+        return str(detail or status)
+    for key in ("success", "ok"):
+        if obj.get(key) is False:
+            return str(detail or f"{key}: false")
+    return None
+
+
+def error_text(text: str) -> bool:
+    """Text that opens like a rejection or an HTTP error, or a one-liner saying "not found"."""
+    if REJECTION.match(text) or _HTTP_STATUS.match(text):
+        return True
+    line = text.strip()
+    return len(line) <= 200 and "\n" not in line and bool(_NOT_FOUND.search(line))
 
 
 def rejection(output: Any) -> str | None:
@@ -236,9 +265,10 @@ def rejection(output: Any) -> str | None:
             with suppress(ValueError):
                 output = json.loads(text)
         if isinstance(output, str):
-            return text.splitlines()[0][:300] if REJECTION.match(text) else None
-    if isinstance(output, Mapping) and output.get("error"):
-        return str(output.get("message") or output["error"])[:300]
+            return text.splitlines()[0][:300] if error_text(text) else None
+    if isinstance(output, Mapping):
+        reported = error_field(output)
+        return reported[:300] if reported is not None else None
     return None
 
 

@@ -65,7 +65,7 @@ from replan.core.tools import ToolSpec
 from replan.core.trace import Call, EndReason, Episode, Step, Verdict
 from replan.env.checker import mentions
 from replan.env.tool_faults import inline_refs
-from replan.env.tool_wrapper import REJECTION, spec_from_tool
+from replan.env.tool_wrapper import error_field, error_text, spec_from_tool
 from replan.evaluators.prefix import prefix_record, summarize_prefix
 from replan.evaluators.stats import N_BOOT, wilson
 
@@ -76,7 +76,6 @@ _SERVICE = linre.compile(
     r"unavailable|bad gateway|gateway time-?out|overloaded"
 )
 #: an HTTP error status opening a text ("HTTP 404 ...", "503 Service Unavailable")
-_HTTP_STATUS = linre.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
 _TIMEOUT = linre.compile(r"time(d)?[ -]?out", linre.I)
 
 
@@ -178,8 +177,6 @@ IsError = Callable[[Any], "bool | None"]
 #: the rules that classify a result, in the order they are tried (module docstring)
 RESULT_RULES: tuple[str, ...] = ("status", "is_error", "empty", "error_field", "error_text", "ok")
 
-_NOT_FOUND = linre.compile(r"\bnot found\b", linre.I)
-
 
 @dataclass(frozen=True, slots=True)
 class ResultClass:
@@ -193,29 +190,6 @@ class ResultClass:
 
 def _is_empty(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip()) or value in ({}, [])
-
-
-def _error_field(obj: Mapping[str, Any]) -> str | None:
-    """The error a JSON object reports (``error`` set, an error ``status``, ``success: false``)."""
-    detail = obj.get("message") or obj.get("detail")
-    for key in ("error", "errors"):
-        if obj.get(key):
-            return str(detail or obj[key])
-    status = obj.get("status")
-    if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
-        return str(detail or status)
-    for key in ("success", "ok"):
-        if obj.get(key) is False:
-            return str(detail or f"{key}: false")
-    return None
-
-
-def _error_text(text: str) -> bool:
-    """Text that opens like a rejection or an HTTP error, or a one-liner saying "not found"."""
-    if REJECTION.match(text) or _HTTP_STATUS.match(text):
-        return True
-    line = text.strip()
-    return len(line) <= 200 and "\n" not in line and bool(_NOT_FOUND.search(line))
 
 
 def _parsed(msg: Any) -> tuple[str, Any]:
@@ -257,10 +231,10 @@ def classify_result(
         err = empty_is_error is True or tool in names or "*" in names
         return ResultClass("empty", err, parsed, "empty result" if err else "")
     if isinstance(parsed, Mapping):
-        reported = _error_field(parsed)
+        reported = error_field(parsed)
         if reported is not None:
             return ResultClass("error_field", True, parsed, reported)
-    elif isinstance(parsed, str) and _error_text(parsed):
+    elif isinstance(parsed, str) and error_text(parsed):
         return ResultClass("error_text", True, parsed, parsed)
     return ResultClass("ok", False, parsed)
 

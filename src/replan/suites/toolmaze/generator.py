@@ -65,8 +65,10 @@ from replan.suites.toolmaze.levels import (
     C4_GOAL_TOTAL,
     C4_MAX,
     C4_TOTAL,
+    DIVERSE_FROM,
     LENGTHS,
     LEVELS,
+    MAX_MEAN_JACCARD,
     MAX_PATHS,
     QUERIES,
     SUITE,
@@ -114,6 +116,9 @@ class Generator:
         self._bad: set[tuple[str, str, str, str]] = set()
         self._chosen: list[str] = []
         self._goal_spec: dict[str, Any] = {}
+        # per level: the tool sets of its accepted tasks and the sum of their pairwise Jaccard
+        self._level_sets: dict[str, list[frozenset[str]]] = {}
+        self._level_jaccard: dict[str, float] = {}
 
     # -- weights ----------------------------------------------------------------------------------
     def _weight(self, cand: str, domain: str, uses: Counter[str], first: bool) -> float:
@@ -811,6 +816,13 @@ class Generator:
                 last_error = got
                 self._failures.update(self._chosen)
                 continue
+            added = self._too_alike(level, frozenset(got.tools), attempt)
+            if added is None:
+                last_error = "too alike the level's other tasks"
+                self._failures.update(self._chosen)
+                continue
+            self._level_sets.setdefault(level, []).append(frozenset(got.tools))
+            self._level_jaccard[level] = self._level_jaccard.get(level, 0.0) + added
             for t in got.tools:
                 uses[t] += 1
             for u in got.units:
@@ -821,6 +833,18 @@ class Generator:
             f"{base_id}: could not build a valid {level} task from the corpus "
             f"({len(self.ix.tools)} tools, {len(self.ix.groups)} groups); last problem: {last_error}"
         )
+
+    def _too_alike(self, level: str, tools: frozenset[str], attempt: int) -> float | None:
+        """The Jaccard similarities ``tools`` adds to the level's sum, or ``None`` when taking
+        it would lift the level's mean above :data:`MAX_MEAN_JACCARD` (see there)."""
+        sets = self._level_sets.get(level, [])
+        added = sum(len(tools & s) / len(tools | s) for s in sets)
+        cap = MAX_MEAN_JACCARD[self.queries]
+        n = len(sets)
+        if cap is None or n < DIVERSE_FROM or attempt >= ATTEMPTS[self.queries] // 2:
+            return added
+        mean = (self._level_jaccard.get(level, 0.0) + added) / (n * (n + 1) / 2)
+        return None if mean > cap else added
 
     def _finish(
         self,

@@ -26,6 +26,13 @@ C4_GOAL_TOTAL = {8: 0.3, 9: 0.3, 10: 0.25, 11: 0.15}
 C4_MAX = 15  # longest C4 s* (ToolMaze Table 1: 8–15)
 #: most alternative valid paths the generator enumerates for one task
 MAX_PATHS = 64
+#: highest mean pairwise Jaccard similarity of the tool sets within a level, per query style
+#: (ToolMaze §3.3 reports <= 0.06 on every level): once DIVERSE_FROM tasks of a level stand, a
+#: task that would lift the level's mean above it is regenerated, for the first half of the
+#: attempts. Goal-level tasks have none: they need tools whose results a reader can tell
+#: apart, and the generator already spends most attempts finding those
+MAX_MEAN_JACCARD: dict[str, float | None] = {"guided": 0.055, "goal": None}
+DIVERSE_FROM = 10
 
 
 def instance_id(level: str, index: int, mode: str | None = None) -> str:
