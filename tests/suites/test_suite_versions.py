@@ -114,13 +114,13 @@ def test_the_step_list_suite_keeps_its_old_digest():
 
 
 def test_an_earlier_pararecover_synth_version_still_loads():
-    """pararecover-synth v4 (built on toolmaze-guided v2) is kept beside v5 and v6."""
+    """pararecover-synth v4 (built on toolmaze-guided v2) is kept beside v5, v6 and v7."""
     old = load_suite("pararecover-synth", version=4, limit=2)
     assert old == sv.read_frozen(sv.frozen_path("pararecover-synth", "4"))[:2]
     assert sv.suite_identity("pararecover-synth", old, {"version": 4})["digest"] == (
         "cd4ec0851507485d"
     )
-    with pytest.raises(ValueError, match="kept versions: 4, 5, 6 \\(pinned\\)"):
+    with pytest.raises(ValueError, match="kept versions: 4, 5, 6, 7 \\(pinned\\)"):
         load_suite("pararecover-synth", version=1)
 
 

@@ -170,12 +170,17 @@ def _compare(name: str, level: str | None = None, limit: int | None = None):
     """Per NP task of suite ``name``: (task id, accepted sets that are no valid path and skip
     no step, valid paths the checker does not accept, undecided sets, accepted sets that skip a
     step: they leave out a call every valid path makes, or are part of a valid path)."""
-    specs = load_corpus().tools
     tasks = [
         t
         for t in read_frozen(frozen_path(name))
         if t.mode == "NP" and (level is None or t.level == level)
     ][:limit]
+    return _compare_tasks(tasks)
+
+
+def _compare_tasks(tasks):
+    """:func:`_compare`'s rows for the given tasks."""
+    specs = load_corpus().tools
     rows = []
     for t in tasks:
         valid = {frozenset(p) for p in t.valid_paths}
@@ -207,6 +212,17 @@ def test_no_run_that_skips_a_step_passes_on_the_first_c1_tasks():
     without ``get_order_status`` (its checked total is also ``buy_now``'s)."""
     _assert_complete(_compare("toolmaze", "C1", 10))
     _assert_complete(_compare("toolmaze-guided", "C1", 10))
+
+
+@pytest.mark.parametrize("task_id", ["toolmaze-C4-042-NP", "toolmaze-C4-060-NP"])
+def test_the_two_guided_c4_tasks_v4_left_open(task_id):
+    """``toolmaze-guided`` v4 (its file stays loadable): C4-042 passed a run without
+    ``owm_daily_forecast``, whose pop of 80 the checker read inside the id ``DOC-80AB46D1`` a
+    later call made; C4-060's four valid paths were rejected, the enumeration running
+    ``mark_invoice_paid`` before ``send_invoice`` (alphabetical order). Both close: a number in
+    an id states nothing, and a set runs in the task's listed order."""
+    tasks = read_frozen(frozen_path("toolmaze-guided", "4"), [task_id])
+    _assert_complete(_compare_tasks(tasks))
 
 
 #: toolmaze-guided C4 lists up to 19 tools a task: on v4 the whole level took 736 s on two
