@@ -19,7 +19,6 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from replan.core.taxonomy import VerdictCode
 from replan.core.trace import Call
 from replan.env.tool_wrapper import FaultSession, activate, check_call
-from replan.inplace.traces import classify_result
 from replan.inplace import (
     FaultInjectionMiddleware,
     FaultSchedule,
@@ -27,6 +26,7 @@ from replan.inplace import (
     ScriptedToolModel,
     wrap_tools,
 )
+from replan.inplace.traces import classify_result
 
 NAMES = tuple(t.name for t in shop.TOOLS)
 ASK = "What do Ada's open orders (ada@example.com) total in EUR?"
