@@ -225,9 +225,9 @@ def test_the_two_guided_c4_tasks_v4_left_open(task_id):
     _assert_complete(_compare_tasks(tasks))
 
 
-#: toolmaze-guided C4 lists up to 19 tools a task: on v4 the whole level took 736 s on two
-#: shared cores, and two of its tasks still fail (C4-042: a run that skips a step passes;
-#: C4-060: four valid paths not accepted; docs/metrics.md), so the test run checks its first 10.
+#: toolmaze-guided C4 lists up to 19 tools a task: its whole level (all clean on v5) takes about
+#: 12 min on two shared cores, so the test run checks its first 10 (and C4-042 and C4-060 of
+#: v4 above, the two tasks v4 left open; docs/metrics.md).
 LEVEL_LIMIT = {("toolmaze-guided", "C4"): 10}
 
 
