@@ -192,7 +192,8 @@ def test_a_tool_error_message_is_an_invalid_call() -> None:
 
 #: tool results and whether each is the tool rejecting its call, worked out by hand from the
 #: rules in docs (an opening like an error, an HTTP error line, a one-liner "not found", a JSON
-#: error field, an error status, success false); an empty result or an answer is no rejection
+#: error field; an error status or success false in an object that is only a report); an
+#: empty result, an answer or data is no rejection
 RESULTS_BY_HAND = [
     ("[]", False),
     ("No flights found for that date.", False),
@@ -203,6 +204,11 @@ RESULTS_BY_HAND = [
     ('{"error": "seat map locked"}', True),
     ('{"status": "failed", "detail": "card declined"}', True),
     ('{"success": false}', True),
+    ('"Error: rate service down"', True),  # a JSON string is its text
+    # data, not a rejection: an address, a payment that failed, a health check
+    ("500 Market Street, San Francisco", False),
+    ('{"payment_id": "pi_1", "status": "failed", "failure_reason": "card_declined"}', False),
+    ('{"ok": false, "reachable": false}', False),
 ]
 
 

@@ -339,8 +339,11 @@ def test_a_fact_matches_only_as_a_whole_value():
     assert not mentions("Saved as DOC-80AB46D1.", 80)
     assert not mentions("Saved as DOC-80AB46D1.", 46)
     assert not mentions("card pm_Hn7wMc5454", 5454)
-    assert not mentions("ticket x80", 80)
+    assert not mentions("ref 80-AB46D1", 80)
+    assert not mentions("order ORD-1234X", 1234)
     assert mentions("Rain is likely (80%).", 80)
+    assert mentions("USD80 in all", 80)  # a currency before it, a unit after it
+    assert mentions("EUR12.50", 12.5)
     assert mentions("pop: 80", 80)
     assert mentions("low of -3.3 C", -3.3)
 

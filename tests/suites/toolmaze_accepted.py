@@ -184,11 +184,13 @@ def accepts(
         order: list[str] = []
         done: set[str] = set()
         while len(order) < len(chosen):
-            ready = [t for t in chosen if t not in done and deps[t] <= done]
-            if not ready:
+            # the first listed tool whose inputs are ready: the listed order wherever data
+            # flow allows it
+            ready = next((t for t in chosen if t not in done and deps[t] <= done), None)
+            if ready is None:
                 return None
-            order += ready
-            done |= set(ready)
+            order.append(ready)
+            done.add(ready)
         return order
 
     for combo in itertools.product(*[s.producers for s in free]):

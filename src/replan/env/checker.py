@@ -72,19 +72,23 @@ def _digit_glued(text: str, i: int, towards: int) -> bool:
 
 
 def _id_glued(text: str, start: int, end: int) -> bool:
-    """Whether the number ``text[start:end]`` is a piece of an identifier: a letter touches it
-    on the left, or a ``-``/``_`` after an alphanumeric (``DOC-80AB46D1``, ``x80``), or letters
-    followed by a digit touch it on the right (``80AB46D1``). A unit alone (``42km``, ``80%``)
-    leaves it a number."""
-    before = text[start - 1] if start > 0 else ""
-    if before.isalpha():
-        return True
-    if before in "-_" and start > 1 and text[start - 2].isalnum():
-        return True
-    i = end
-    while i < len(text) and text[i].isalpha():
-        i += 1
-    return i > end and i < len(text) and text[i].isdigit()
+    """Whether the number ``text[start:end]`` is a piece of an identifier: the value it sits in
+    has a digit or a ``-``/``_`` before it (``DOC-80AB46D1``, ``pm_Hn7wMc5454``, ``A-3``), or
+    letters then a digit after it, directly or past a ``-``/``_`` (``80AB46D1``, ``80-AB46D1``).
+    Letters alone on either side leave it a number: a currency or a unit (``USD80``,
+    ``EUR12.50``, ``42km``, ``80%``)."""
+    i = start
+    while i > 0 and (text[i - 1].isalpha() or text[i - 1] in "-_" or text[i - 1].isdigit()):
+        if text[i - 1].isdigit() or (text[i - 1] in "-_" and i > 1 and text[i - 2].isalnum()):
+            return True
+        if text[i - 1] in "-_":
+            break
+        i -= 1
+    j = end + (1 if end < len(text) and text[end] in "-_" else 0)
+    k = j
+    while k < len(text) and text[k].isalpha():
+        k += 1
+    return k > j and k < len(text) and text[k].isdigit()
 
 
 _NUMBER = linre.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -100,7 +104,7 @@ def _numbers(answer: str, unsigned: bool) -> tuple[float, ...]:
         start = m.start() + (1 if unsigned and m.group().startswith("-") else 0)
         if _digit_glued(answer, start - 1, -1) or _digit_glued(answer, m.end(), 1):
             continue  # part of a longer value: a date, a time, a version, an id
-        if _id_glued(answer, m.start(), m.end()):
+        if _id_glued(answer, start, m.end()):
             continue  # a piece of a generated id: DOC-80AB46D1 states no 80
         try:
             out.append(float(answer[start : m.end()].replace(",", "")))

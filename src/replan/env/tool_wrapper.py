@@ -214,7 +214,8 @@ def observed(output: Any) -> Any:
 #: opens like a rejection or an error ("Error: no such column", "Invalid new flight ID
 #: provided.", "Not permitted to reschedule ..."), an HTTP error status line ("404 Not Found"),
 #: or a one-liner saying "not found" ("No user found with id 7" does not; "User 7 not found"
-#: does); a JSON object that sets ``error``, an error ``status`` or ``success``/``ok`` false.
+#: does); a JSON object that sets ``error``, or is only a report with an error ``status`` or
+#: ``success``/``ok`` false (:func:`error_field`).
 #: One set of rules for a live call (:func:`rejection`) and a recorded one
 #: (``replan.inplace.traces.classify_result``).
 REJECTION = linre.compile(
@@ -222,16 +223,31 @@ REJECTION = linre.compile(
     r"unauthori[sz]ed|permission denied|access denied|cannot|unable to|failed|denied|rejected)\b",
     linre.I,
 )
-_HTTP_STATUS = linre.compile(r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+[A-Z][a-z])")
+_HTTP_STATUS = linre.compile(
+    r"\s*(?:(?i:HTTP)(?:/[\d.]+)?\s+[45]\d\d\b|[45]\d\d\s+(?:Bad|Not|Unauthori[sz]ed|Forbidden|"
+    r"Payment|Proxy|Request|Conflict|Gone|Length|Precondition|Payload|URI|Unsupported|Range|"
+    r"Expectation|Misdirected|Unprocessable|Locked|Failed|Too|Internal|Service|Gateway|"
+    r"Insufficient|Loop|Network|Method)\b)"
+)
 _NOT_FOUND = linre.compile(r"\bnot found\b", linre.I)
 
 
+#: the fields an error report carries besides its status; an object with any other field is
+#: data (a payment whose ``status`` is "failed", a health check's ``ok: false``), not a rejection
+_REPORT_FIELDS = frozenset(
+    {"status", "success", "ok", "message", "detail", "details", "code", "reason", "type", "title"}
+)
+
+
 def error_field(obj: Mapping[str, Any]) -> str | None:
-    """The error a JSON object reports (``error`` set, an error ``status``, ``success: false``)."""
+    """The error a JSON object reports: ``error``/``errors`` set, or, in an object that is only a
+    report (:data:`_REPORT_FIELDS`), an error ``status`` or ``success``/``ok`` false."""
     detail = obj.get("message") or obj.get("detail")
     for key in ("error", "errors"):
         if obj.get(key):
             return str(detail or obj[key])
+    if not set(obj) <= _REPORT_FIELDS:
+        return None
     status = obj.get("status")
     if isinstance(status, str) and status.lower() in ("error", "failed", "failure"):
         return str(detail or status)
@@ -260,11 +276,10 @@ def rejection(output: Any) -> str | None:
     elif isinstance(output, tuple) and len(output) == 2:
         output = output[0]
     if isinstance(output, str):
-        text = output.strip()
-        if text[:1] == "{":
-            with suppress(ValueError):
-                output = json.loads(text)
+        with suppress(ValueError):
+            output = json.loads(output)  # as a trace is read: a JSON string is its text
         if isinstance(output, str):
+            text = output.strip()
             return text.splitlines()[0][:300] if error_text(text) else None
     if isinstance(output, Mapping):
         reported = error_field(output)
