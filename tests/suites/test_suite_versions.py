@@ -271,3 +271,23 @@ def test_loading_toolmaze_reads_the_frozen_file_not_the_generator(monkeypatch):
         load_suite("toolmaze", levels=["C9"])
     with pytest.raises(ValueError, match="unknown perturbation mode"):
         load_suite("toolmaze", modes=["P9"])
+
+
+def test_the_shipped_step_list_suite_overlaps_no_more_than_toolmaze():
+    """ToolMaze (seed 002 §3.3) keeps every level's mean pairwise Jaccard similarity of task
+    tool sets at or below 0.06. Recounted from the shipped file's raw lines, one tool set per
+    base task, without replan's stats code (which the slow regeneration test reads)."""
+    import itertools
+
+    by_level: dict[str, dict[str, frozenset[str]]] = {}
+    with gzip.open(sv.frozen_path("toolmaze-guided"), "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            by_level.setdefault(row["level"], {}).setdefault(
+                row["base_id"], frozenset(row["tools"])
+            )
+    assert sorted(by_level) == ["C1", "C2", "C3", "C4"]
+    for level, sets in by_level.items():
+        pairs = list(itertools.combinations(sets.values(), 2))
+        mean = sum(len(a & b) / len(a | b) for a, b in pairs) / len(pairs)
+        assert len(sets) == 100 and mean <= 0.06, (level, round(mean, 4))
